@@ -1,0 +1,188 @@
+"""The `erudit` command line: thin commands over engine/ and vision/ (SPEC §4)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from companion_app.settings import data_dir
+from engine.errors import EruditError
+from engine.files import why
+from engine.ruleset import Ruleset, load_ruleset, ruleset_names
+
+PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp", ".tif", ".tiff", ".heic"}
+
+
+class UsageError(EruditError):
+    """A command line that cannot be carried out as given."""
+
+
+def _print_json(obj) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _ruleset(args) -> Ruleset:
+    ruleset = load_ruleset(args.ruleset or "erudit", data_dir(getattr(args, "data", None)))
+    profile = getattr(args, "profile", None)
+    if profile:
+        from calibration.profile import load_profile
+
+        ruleset = load_profile(profile, data_dir(args.data)).apply_to(ruleset)
+    return ruleset
+
+
+# -- rulesets ----------------------------------------------------------------------------
+def cmd_rulesets(args) -> int:
+    folder = data_dir(args.data)
+    rows = []
+    for name in ruleset_names(folder):
+        rs = load_ruleset(name, folder)
+        rows.append({"name": rs.name, "title": rs.title, "alphabet": "".join(rs.alphabet),
+                     "rack": rs.rack, "bonus": rs.bonus, "tiles": rs.tile_count,
+                     "stars": rs.stars, "layout": rs.layout.name})
+    if args.json:
+        for row in rows:
+            _print_json(row)
+        return 0
+    for r in rows:
+        print(f"{r['name']:<15} {r['title']}\n{'':<15} alphabet {r['alphabet']} · rack {r['rack']}"
+              f" · all-rack bonus {r['bonus']} · {r['tiles']} tiles ({r['stars']} stars)"
+              f" · layout {r['layout']}")
+    return 0
+
+
+# -- replay ------------------------------------------------------------------------------
+def cmd_replay(args) -> int:
+    from engine import report
+    from engine.game import Game
+
+    names = args.names.split(",") if args.names else None
+    players = names or args.players or 2
+    if names and args.players and len(names) != args.players:
+        raise UsageError(f"--names gives {len(names)} players but --players says {args.players}")
+    kinds = {_input_kind(p) for p in args.inputs}
+    if len(kinds) > 1:
+        raise UsageError("replay takes photos, board texts (.txt) or one .gcg record, not a mix")
+    kind = kinds.pop()
+    if kind == "gcg":
+        game = _replay_gcg(args)
+    else:
+        ruleset = _ruleset(args)
+        game = Game(ruleset, players, target=args.target, word_check=args.word_check)
+        if kind == "txt":
+            _replay_boards(game, args.inputs)
+        else:
+            from companion_app.photos import replay_photos
+
+            replay_photos(game, args.inputs, profile=args.profile, data=args.data)
+    if args.gcg:
+        _write_gcg(game, args.gcg)
+    if args.json:
+        _print_json(report.game_dict(game))
+    else:
+        print(report.scoreboard(game))
+    return 0
+
+
+def _input_kind(path: str) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix == ".gcg":
+        return "gcg"
+    if suffix == ".txt":
+        return "txt"
+    if suffix in PHOTO_SUFFIXES:
+        return "photo"
+    raise UsageError(f"{path}: not a photo, a board text (.txt) or a game record (.gcg)")
+
+
+def _replay_boards(game, paths: list[str]) -> None:
+    from engine.board import Board
+    from engine.errors import GameError
+
+    for path in paths:
+        board = Board.read(path, game.ruleset)
+        if game.finished:
+            raise GameError(f"{path}: {game._over_message()}")
+        try:
+            game.play(board)
+        except EruditError as exc:
+            raise type(exc)(f"{path}: {exc}") from None
+
+
+def _replay_gcg(args):
+    from engine.gcg import read_record, replay_record
+
+    if len(args.inputs) != 1:
+        raise UsageError("replay takes one .gcg record at a time")
+    record = read_record(args.inputs[0])
+    if args.ruleset is None and record.ruleset:
+        args.ruleset = record.ruleset
+    game, _ = replay_record(record, _ruleset(args), target=args.target, source=args.inputs[0])
+    return game
+
+
+def _write_gcg(game, out: str) -> None:
+    from engine.gcg import write_record
+
+    path = Path(out)
+    tmp = path.with_name(path.name + ".part")
+    try:
+        tmp.write_text(write_record(game), encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot write: {why(exc)}") from None
+
+
+# -- parser ------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="erudit", description=__doc__)
+    parser.add_argument("--data", help="user data folder (profiles, games); default $ERUDIT_DATA")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("rulesets", help="list the installed rulesets")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_rulesets)
+
+    p = sub.add_parser("replay", help="score a game from photos, board texts or a GCG record")
+    p.add_argument("inputs", nargs="+", metavar="INPUT")
+    p.add_argument("--players", type=int, help="number of players (2–4), default 2")
+    p.add_argument("--names", help="player names, comma-separated, in turn order")
+    p.add_argument("--ruleset", help="ruleset name or .json file (default erudit)")
+    p.add_argument("--profile", help="a calibrated box (see `erudit calibrate`)")
+    p.add_argument("--target", type=int, help="target score that ends the game")
+    p.add_argument("--word-check", default="warn", choices=("off", "warn", "strict"))
+    p.add_argument("--gcg", metavar="OUT", help="also write the game as a GCG record")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_replay)
+
+    for command in sub.choices.values():
+        _add_data_flag(command)
+    return parser
+
+
+def _add_data_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", dest="data", default=argparse.SUPPRESS,
+                   help="user data folder (profiles, games); default $ERUDIT_DATA")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except EruditError as exc:
+        print(f"erudit: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("erudit: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the edge: a user never sees a traceback
+        print(f"erudit: internal error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+"""Train the tile classifier on rendered photos only, and export it to ONNX.
+
+    python -m models.train --seed 1 --out models/            # the shipped model
+    python -m models.train --seed 1 --out /tmp/m --shots 200  # a quick smoke run
+
+The data come from models.dataset (renderer → corners → rectify → the cutter's crops), seeded
+by --seed; no real photo is ever used. Prints progress; writes tiles.onnx and tiles.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from models.dataset import TRAIN_SEEDS, generate
+from vision.cells import CROP
+from vision.classifier import EMPTY, GLYPHS, MODEL_NAME, STAR, TURNED
+
+MEAN, STD = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)
+TURNED_SHARE = 0.12  # share of letter tiles shown turned 90/180/270 as the '~' class
+WIDTH = 16  # channels of the stem; the embedding has 8×WIDTH
+
+
+def _conv(cin: int, cout: int, kernel: int = 3, stride: int = 1) -> list[nn.Module]:
+    return [nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2, bias=False),
+            nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+
+
+class TileNet(nn.Module):
+    """A small CNN: 48 px crop → 8w-d embedding → glyph logits. Returns both."""
+
+    def __init__(self, classes: int = len(GLYPHS), width: int = WIDTH):
+        super().__init__()
+        w = width
+        self.features = nn.Sequential(
+            *_conv(3, w, kernel=5, stride=2),   # 24 px: a strided stem keeps training cheap
+            *_conv(w, 2 * w), nn.MaxPool2d(2),  # 12 px
+            *_conv(2 * w, 4 * w), nn.MaxPool2d(2),  # 6 px
+            *_conv(4 * w, 8 * w), nn.MaxPool2d(2),  # 3 px
+            *_conv(8 * w, 8 * w),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        )
+        self.head = nn.Sequential(nn.Dropout(0.2), nn.Linear(8 * w, classes))
+
+    def forward(self, x):
+        embedding = self.features(x)
+        return self.head(embedding), embedding
+
+
+def augment(x: torch.Tensor, labels: torch.Tensor, gen: torch.Generator):
+    """Photometric and resolution jitter on a float batch in [0,1] (N,3,H,W); turned tiles.
+
+    Geometry (shift, scale, tilt, corner error) is already in the crops: the dataset cuts them
+    with the real cutter from jittered corners.
+    """
+    n = len(x)
+    x, labels = _turn(x, labels, gen)
+    u = lambda *shape: torch.rand(*shape, generator=gen)  # noqa: E731
+    gain = 0.55 + 0.9 * u(n, 1, 1, 1)
+    colour = 0.85 + 0.3 * u(n, 3, 1, 1)
+    mean = x.mean(dim=(1, 2, 3), keepdim=True)
+    contrast = 0.7 + 0.6 * u(n, 1, 1, 1)
+    x = ((x - mean) * contrast + mean) * gain * colour
+    x = _soften(x, gen)
+    x = x + u(n, 1, 1, 1) * 0.04 * torch.randn(x.shape, generator=gen)
+    return x.clamp(0, 1), labels
+
+
+def _turn(x, labels, gen):
+    """Empty cells turn freely (they have no upright); some letter tiles turn into '~'."""
+    n = len(x)
+    k = torch.randint(0, 4, (n,), generator=gen)
+    empty = labels == GLYPHS.index(EMPTY)
+    letter = (~empty) & (labels != GLYPHS.index(STAR))
+    turned = letter & (torch.rand(n, generator=gen) < TURNED_SHARE) & (k > 0)
+    star = labels == GLYPHS.index(STAR)  # a star reads the same any way up
+    spin = (empty | turned | star) & (k > 0)
+    out = x.clone()
+    for turns in (1, 2, 3):
+        pick = spin & (k == turns)
+        if pick.any():
+            out[pick] = torch.rot90(x[pick], turns, dims=(2, 3))
+    labels = labels.clone()
+    labels[turned] = GLYPHS.index(TURNED)
+    return out, labels
+
+
+def _soften(x, gen):
+    """Blur about a third of the crops by a down-and-up resize (far, soft or shaken photos)."""
+    n, size = len(x), x.shape[-1]
+    pick = torch.rand(n, generator=gen) < 0.35
+    if not pick.any():
+        return x
+    small = int(torch.randint(size // 2, size - 6, (1,), generator=gen))
+    sub = F.interpolate(x[pick], size=(small, small), mode="bilinear", antialias=True,
+                        align_corners=False)
+    x = x.clone()
+    x[pick] = F.interpolate(sub, size=(size, size), mode="bilinear", align_corners=False)
+    return x
+
+
+def to_input(crops: torch.Tensor) -> torch.Tensor:
+    """uint8 (N,H,W,3) BGR → float (N,3,H,W) in [0,1]."""
+    return crops.permute(0, 3, 1, 2).float().div_(255)
+
+
+def normalise(x: torch.Tensor) -> torch.Tensor:
+    mean = torch.tensor(MEAN).view(1, 3, 1, 1)
+    std = torch.tensor(STD).view(1, 3, 1, 1)
+    return (x - mean) / std
+
+
+def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batch: int = 128,
+          lr: float = 3e-3, val: tuple | None = None) -> TileNet:
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    model = TileNet()
+    data, target = torch.from_numpy(crops), torch.from_numpy(labels.astype(np.int64))
+    steps = epochs * math.ceil(len(data) / batch)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.15)
+    start, step = time.time(), 0
+    for epoch in range(epochs):
+        model.train()
+        order = torch.randperm(len(data), generator=gen)
+        seen, loss_sum, right = 0, 0.0, 0
+        for i in range(0, len(order), batch):
+            idx = order[i:i + batch]
+            x, y = augment(to_input(data[idx]), target[idx], gen)
+            logits, _ = model(normalise(x))
+            loss = F.cross_entropy(logits, y, label_smoothing=0.05)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            step += 1
+            seen += len(idx)
+            loss_sum += float(loss) * len(idx)
+            right += int((logits.argmax(1) == y).sum())
+            if step % 200 == 0:
+                print(f"epoch {epoch + 1}/{epochs} step {step}/{steps} loss {loss_sum / seen:.4f} "
+                      f"acc {right / seen:.4f} {time.time() - start:.0f}s", flush=True)
+        line = f"epoch {epoch + 1} done: loss {loss_sum / seen:.4f} train acc {right / seen:.4f}"
+        if val is not None:
+            line += f" val acc {accuracy(model, *val):.4f}"
+        print(line, f"{time.time() - start:.0f}s", flush=True)
+    return model
+
+
+@torch.no_grad()
+def accuracy(model: TileNet, crops: np.ndarray, labels: np.ndarray) -> float:
+    model.eval()
+    right = 0
+    for i in range(0, len(crops), 512):
+        x = normalise(to_input(torch.from_numpy(crops[i:i + 512])))
+        right += int((model(x)[0].argmax(1).numpy() == labels[i:i + 512]).sum())
+    return right / max(len(crops), 1)
+
+
+def export(model: TileNet, out: Path, meta: dict) -> Path:
+    """Write <out>/tiles.onnx and tiles.json (glyphs, input size, normalisation, provenance)."""
+    out.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    path = out / f"{MODEL_NAME}.onnx"
+    dummy = torch.zeros(1, 3, CROP, CROP)
+    torch.onnx.export(model, dummy, str(path), input_names=["crops"],
+                      output_names=["logits", "embedding"],
+                      dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}, "embedding": {0: "n"}},
+                      opset_version=17, dynamo=False)
+    info = {"glyphs": list(GLYPHS), "input_size": CROP, "channels": "BGR",
+            "mean": list(MEAN), "std": list(STD), "threads": 2, **meta}
+    path.with_suffix(".json").write_text(json.dumps(info, ensure_ascii=False, indent=1) + "\n",
+                                         encoding="utf-8")
+    return path
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=Path("models"))
+    parser.add_argument("--shots", type=int, default=900, help="rendered photos to cut")
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    first = TRAIN_SEEDS.start + args.seed * 100_000
+    t0 = time.time()
+    crops, labels = generate(range(first, first + args.shots), fonts="train", workers=args.workers)
+    val = generate(range(first + args.shots, first + args.shots + max(args.shots // 20, 4)),
+                   fonts="train", workers=args.workers)
+    data_s = time.time() - t0
+    print(f"data: {len(crops)} crops from {args.shots} shots in {data_s:.0f}s", flush=True)
+    t1 = time.time()
+    model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val)
+    train_s = time.time() - t1
+    meta = {"seed": args.seed, "shots": args.shots, "crops": int(len(crops)),
+            "epochs": args.epochs, "width": WIDTH,
+            "params": sum(p.numel() for p in model.parameters()),
+            "val_accuracy": round(accuracy(model, *val), 5),
+            "data_seconds": round(data_s), "train_seconds": round(train_s),
+            "command": f"python -m models.train --seed {args.seed} --shots {args.shots} "
+                       f"--epochs {args.epochs} --out models/"}
+    path = export(model, args.out, meta)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB), val acc {meta['val_accuracy']}")
+
+
+if __name__ == "__main__":
+    main()

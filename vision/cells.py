@@ -1,0 +1,61 @@
+"""Cut a photographed board into 225 cell crops, each with some context around its square.
+
+    >>> crops = board_crops(image, corners)      # corners (4,2) TL,TR,BR,BL of the grid
+    >>> crops.shape
+    (15, 15, 48, 48, 3)
+
+The same function cuts the training crops from rendered photos and the crops read at run
+time, so the classifier never sees a crop made any other way.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.rectify import rectify
+
+GRID = 15
+CELL = 32  # px per cell in the rectified board: the classifier's scale
+CROP = 48  # px per crop: 1.5 cells, so a tile leaning off its square stays in view
+MARGIN = 0.5  # cells of border kept around the grid by rectify; a crop reaches 0.25 into it
+
+
+def board_image(image: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """The top-down board, CELL px per cell, cell (r, c) in the order the corners are given."""
+    return rectify(image, np.asarray(corners, np.float32), cell_px=CELL, margin=MARGIN)
+
+
+def cut_cells(board: np.ndarray) -> np.ndarray:
+    """All crops of a rectified board: (15, 15, CROP, CROP, 3), each centred on its cell."""
+    start = round(MARGIN * CELL + CELL / 2 - CROP / 2)
+    rows = []
+    for r in range(GRID):
+        y = start + r * CELL
+        band = board[y:y + CROP]
+        rows.append([band[:, start + c * CELL:start + c * CELL + CROP] for c in range(GRID)])
+    return np.asarray(rows, dtype=np.uint8)
+
+
+def cut_cell(board: np.ndarray, row: int, col: int, *, dx: float = 0.0, dy: float = 0.0,
+             scale: float = 1.0) -> np.ndarray:
+    """One crop, its centre moved by (dx, dy) px and its window widened by `scale`.
+
+    With no shift and scale 1 it equals cut_cells(board)[row, col]; training uses the
+    shifted and scaled windows to stand for imperfect corners.
+    """
+    cx = (MARGIN + col + 0.5) * CELL + dx
+    cy = (MARGIN + row + 0.5) * CELL + dy
+    half = CROP / 2 * scale
+    k = CROP / (2 * half)
+    # Maps the window [cx-half, cx+half) onto [0, CROP), pixel centres aligned.
+    shift_x = k * (half - cx) + (k - 1) * 0.5
+    shift_y = k * (half - cy) + (k - 1) * 0.5
+    matrix = np.float32([[k, 0, shift_x], [0, k, shift_y]])
+    return cv2.warpAffine(board, matrix, (CROP, CROP), flags=cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_REPLICATE)
+
+
+def board_crops(image: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """Rectify then cut: (15, 15, CROP, CROP, 3) crops, cells in the corners' order."""
+    return cut_cells(board_image(image, corners))

@@ -1,0 +1,53 @@
+"""Warp the playing grid to a top-down square with a fixed cell size.
+
+    >>> top = rectify(image, locate_board(image).corners)
+    >>> top.shape   # (15 + 2 * 0.5) * CELL_PX on each side
+    (1024, 1024, 3)
+
+Cell (r, c) (0-based, rows and columns counted from the first corner given, along the first
+side) spans x in [(margin + c) * cell_px, (margin + c + 1) * cell_px) and likewise in y.
+"""
+
+import cv2
+import numpy as np
+
+from vision.locate import CELLS, grid_homography
+
+CELL_PX = 64  # px per cell in the rectified view; ~50 px crops are what cell classifiers expect
+SHRINK_ABOVE = 1.4  # photo cells this many times larger than cell_px are shrunk first (no aliasing)
+
+
+def rectify(image: np.ndarray, corners, cell_px: int = CELL_PX, margin: float = 0.5) -> np.ndarray:
+    """The grid seen from above: a square of (15 + 2*margin) * cell_px px, grid corners at
+    margin * cell_px and (15 + margin) * cell_px, `corners` taken in the order given."""
+    corners = np.asarray(corners, np.float64).reshape(4, 2)
+    side = int(round((CELLS + 2 * margin) * cell_px))
+    source, corners = _source_region(image, corners, cell_px, margin)
+    view_to_grid = np.array([[1 / cell_px, 0, -margin], [0, 1 / cell_px, -margin], [0, 0, 1]])
+    to_source = grid_homography(np.float32(corners)) @ view_to_grid
+    return cv2.warpPerspective(source, to_source, (side, side),
+                               flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
+def _source_region(image, corners, cell_px, margin):
+    """The part of the photo under the view, shrunk with area averaging when its cells are much
+    larger than cell_px (a plain warp would alias letters), and the corners moved to match."""
+    sides = np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)
+    photo_cell = float(sides.max()) / CELLS
+    if photo_cell <= SHRINK_ABOVE * cell_px:
+        return image, corners
+    reach = corners.mean(axis=0) + (corners - corners.mean(axis=0)) * (1 + 2.5 * margin / CELLS)
+    height, width = image.shape[:2]
+    left, top = np.floor(reach.min(axis=0)).astype(int) - 2
+    right, bottom = np.ceil(reach.max(axis=0)).astype(int) + 2
+    left, top = max(left, 0), max(top, 0)
+    right, bottom = min(right, width), min(bottom, height)
+    if right - left < 2 or bottom - top < 2:
+        return image, corners
+    factor = cell_px / photo_cell
+    region = image[top:bottom, left:right]
+    size = (max(1, round(region.shape[1] * factor)), max(1, round(region.shape[0] * factor)))
+    shrunk = cv2.resize(region, size, interpolation=cv2.INTER_AREA)
+    scale = np.array([size[0] / region.shape[1], size[1] / region.shape[0]])
+    return shrunk, (corners - [left, top]) * scale

@@ -1,0 +1,246 @@
+"""Box looks for the synthetic photo renderer: layouts, tile values and per-style parameters.
+
+Each style is a function of a numpy Generator that returns a `Look` — the colours and
+proportions of one physical box, jittered so no two renders share exactly the same box.
+
+    >>> look = sample_look("erudit-black", np.random.default_rng(0))
+    >>> look.tile_top  # BGR
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Premium layouts of SPEC §2 (W ×3 word, w ×2 word, L ×3 letter, l ×2 letter, * centre).
+ERUDIT_LAYOUT = [
+    "W..l...W...l..W",
+    ".w...L...L...w.",
+    "..w...l.l...w..",
+    "l..w...l...w..l",
+    "....w.....w....",
+    ".L...........L.",
+    "..l...l.l...l..",
+    "W..l...*...l..W",
+    "..l...l.l...l..",
+    ".L...........L.",
+    "....w.....w....",
+    "l..w...l...w..l",
+    "..w...l.l...w..",
+    ".w...L...L...w.",
+    "W..l...W...l..W",
+]
+SCRABBLE_LAYOUT = [
+    "W..l...W...l..W",
+    ".w...L...L...w.",
+    "..w...l.l...w..",
+    "l..w...l...w..l",
+    "....w.....w....",
+    ".L...L...L...L.",
+    "..l...l.l...l..",
+    "W..l...w...l..W",
+    "..l...l.l...l..",
+    ".L...L...L...L.",
+    "....w.....w....",
+    "l..w...l...w..l",
+    "..w...l.l...w..",
+    ".w...L...L...w.",
+    "W..l...W...l..W",
+]
+
+# Printed tile values: Эрудит for Cyrillic (SPEC §2; Ё from scrabble-ru), English Scrabble for Latin.
+ERUDIT_VALUES = {
+    "А": 1, "Б": 3, "В": 2, "Г": 3, "Д": 2, "Е": 1, "Ё": 3, "Ж": 5, "З": 5, "И": 1, "Й": 2,
+    "К": 2, "Л": 2, "М": 2, "Н": 1, "О": 1, "П": 2, "Р": 2, "С": 2, "Т": 2, "У": 3, "Ф": 10,
+    "Х": 5, "Ц": 10, "Ч": 5, "Ш": 10, "Щ": 10, "Ъ": 10, "Ы": 5, "Ь": 5, "Э": 10, "Ю": 10,
+    "Я": 3,
+}
+ENGLISH_VALUES = {
+    "A": 1, "B": 3, "C": 3, "D": 2, "E": 1, "F": 4, "G": 2, "H": 4, "I": 1, "J": 8, "K": 5,
+    "L": 1, "M": 3, "N": 1, "O": 1, "P": 3, "Q": 10, "R": 1, "S": 1, "T": 1, "U": 1, "V": 4,
+    "W": 4, "X": 8, "Y": 4, "Z": 10,
+}
+TILE_VALUES = {**ERUDIT_VALUES, **ENGLISH_VALUES}
+
+STYLES = ("erudit-black", "erudit-cream", "scrabble-hasbro", "scrabble-vintage")
+ENGLISH_STYLES = ("scrabble-hasbro", "scrabble-vintage")
+
+PREMIUM_WORDS = {
+    "ru": {"W": "УТРОИТЬ СЛОВО", "w": "УДВОИТЬ СЛОВО", "L": "УТРОИТЬ БУКВУ",
+           "l": "УДВОИТЬ БУКВУ", "*": "СТАРТ"},
+    "en": {"W": "TRIPLE WORD SCORE", "w": "DOUBLE WORD SCORE", "L": "TRIPLE LETTER SCORE",
+           "l": "DOUBLE LETTER SCORE", "*": ""},
+}
+PREMIUM_FACTORS = {"W": "x3", "w": "x2", "L": "x3", "l": "x2", "*": ""}
+
+
+@dataclass
+class Look:
+    """Colours (BGR) and proportions (fractions of a cell) of one box."""
+
+    english: bool
+    cell: tuple          # plain square colour
+    line: tuple          # grid line colour
+    line_width: float    # fraction of a cell
+    line_glint: float    # 0..1 strength of light specks along raised grid walls
+    margin: float        # board plastic/cardboard beyond the grid, in cells
+    board_edge: tuple    # colour of the margin
+    frame: tuple | None  # outer coloured band (Hasbro red) or None
+    frame_width: float   # in cells
+    labels: tuple | None  # row/column label colour, None = no labels
+    premium: dict        # layout char -> colour
+    premium_inset: float  # coloured insert inset from the cell edge (0 = whole cell)
+    premium_radius: float
+    premium_text: str    # "factor" (x2/x3), "words" (tiny print), "none"
+    premium_ink: dict    # layout char -> text colour
+    centre_star: bool    # draw a star on the centre square
+    tile_top: tuple
+    tile_side: tuple
+    tile_ink: tuple
+    tile_size: float     # fraction of a cell
+    tile_radius: float   # corner radius, fraction of the tile
+    tile_height: float   # thickness, fraction of a cell
+    tile_grain: float    # wood grain strength on tiles (0 = plastic)
+    tile_gloss: float    # specular highlight strength on tile tops
+    letter_size: float   # letter ink height, fraction of the tile
+    value_size: float    # value digit ink height, fraction of the tile
+    value_near: bool     # digit right beside the letter (Эрудит) or in the tile corner
+    texture: float       # print/cardboard noise on the board
+    extras: dict = field(default_factory=dict)
+
+
+def jitter(bgr, rng, amount=0.08, hue=6.0):
+    """A colour moved a little in brightness, saturation and hue."""
+    import cv2
+
+    px = np.uint8([[bgr]])
+    h, s, v = cv2.cvtColor(px, cv2.COLOR_BGR2HSV_FULL)[0, 0].astype(float)
+    h = (h + rng.normal(0, hue)) % 256
+    s = np.clip(s * (1 + rng.normal(0, amount)), 0, 255)
+    v = np.clip(v * (1 + rng.normal(0, amount)), 0, 255)
+    out = cv2.cvtColor(np.uint8([[[h, s, v]]]), cv2.COLOR_HSV2BGR_FULL)[0, 0]
+    return tuple(int(x) for x in out)
+
+
+def shade(bgr, k):
+    """A colour scaled in brightness by k (k<1 darker)."""
+    return tuple(int(np.clip(c * k, 0, 255)) for c in bgr)
+
+
+def _erudit_black(rng):
+    cell = jitter((52, 56, 60), rng, 0.15, 4)
+    premium = {
+        "W": jitter((70, 70, 220), rng), "w": jitter((225, 160, 40), rng),
+        "L": jitter((60, 215, 235), rng), "l": jitter((85, 150, 40), rng),
+        "*": jitter((240, 242, 242), rng, 0.03, 2),
+    }
+    ink = {k: shade(v, 0.55) for k, v in premium.items()}
+    tile = jitter((205, 120, 25), rng, 0.1, 5)
+    return Look(
+        english=False, cell=cell, line=jitter((22, 22, 24), rng, 0.2, 2),
+        line_width=rng.uniform(0.07, 0.13), line_glint=rng.uniform(0.2, 0.8),
+        margin=rng.uniform(0.45, 0.8), board_edge=shade(cell, rng.uniform(0.5, 0.8)),
+        frame=None, frame_width=0.0, labels=shade(cell, rng.uniform(1.3, 1.9)),
+        premium=premium, premium_inset=rng.uniform(0.06, 0.14), premium_radius=rng.uniform(0.1, 0.25),
+        premium_text=rng.choice(["factor", "factor", "factor", "words", "none"]), premium_ink=ink,
+        centre_star=False, tile_top=tile, tile_side=shade(tile, rng.uniform(0.55, 0.75)),
+        tile_ink=jitter((250, 250, 250), rng, 0.02, 2), tile_size=rng.uniform(0.86, 0.98),
+        tile_radius=rng.uniform(0.12, 0.25), tile_height=rng.uniform(0.2, 0.35),
+        tile_grain=0.0, tile_gloss=rng.uniform(0.1, 0.5),
+        letter_size=rng.uniform(0.42, 0.55), value_size=rng.uniform(0.22, 0.3),
+        value_near=True, texture=rng.uniform(2, 6),
+    )
+
+
+def _erudit_cream(rng):
+    cell = jitter((190, 225, 238), rng, 0.08, 6)
+    premium = {
+        "W": jitter((60, 60, 205), rng), "w": jitter((215, 170, 90), rng),
+        "L": jitter((70, 200, 240), rng), "l": jitter((110, 175, 90), rng),
+        "*": jitter((250, 250, 250), rng, 0.03, 2),
+    }
+    ink = {k: shade(v, 0.45) for k, v in premium.items()}
+    tile = jitter((205, 228, 238), rng, 0.06, 5)
+    return Look(
+        english=False, cell=cell, line=jitter((60, 70, 80), rng, 0.3, 6),
+        line_width=rng.uniform(0.02, 0.06), line_glint=0.0,
+        margin=rng.uniform(0.4, 1.0), board_edge=jitter((150, 190, 215), rng, 0.15, 10),
+        frame=jitter((40, 60, 150), rng, 0.2, 10) if rng.random() < 0.5 else None,
+        frame_width=rng.uniform(0.15, 0.4), labels=jitter((50, 50, 60), rng, 0.2, 4),
+        premium=premium, premium_inset=rng.uniform(0.0, 0.05), premium_radius=rng.uniform(0.0, 0.15),
+        premium_text=rng.choice(["factor", "words", "words", "none"]), premium_ink=ink,
+        centre_star=bool(rng.random() < 0.5), tile_top=tile,
+        tile_side=shade(tile, rng.uniform(0.6, 0.8)), tile_ink=jitter((30, 30, 30), rng, 0.2, 2),
+        tile_size=rng.uniform(0.85, 0.97), tile_radius=rng.uniform(0.05, 0.2),
+        tile_height=rng.uniform(0.15, 0.3), tile_grain=0.0, tile_gloss=rng.uniform(0.05, 0.3),
+        letter_size=rng.uniform(0.45, 0.6), value_size=rng.uniform(0.18, 0.26),
+        value_near=bool(rng.random() < 0.5), texture=rng.uniform(3, 8),
+    )
+
+
+def _scrabble_hasbro(rng):
+    cell = jitter((178, 196, 205), rng, 0.07, 6)
+    premium = {
+        "W": jitter((60, 50, 215), rng), "w": jitter((190, 175, 245), rng),
+        "L": jitter((190, 120, 30), rng), "l": jitter((240, 200, 140), rng),
+        "*": jitter((190, 175, 245), rng),
+    }
+    ink = {k: (40, 40, 40) for k in premium}
+    tile = jitter((170, 210, 232), rng, 0.07, 5)
+    return Look(
+        english=True, cell=cell, line=jitter((240, 245, 248), rng, 0.03, 2),
+        line_width=rng.uniform(0.06, 0.11), line_glint=0.0,
+        margin=rng.uniform(0.25, 0.6), board_edge=jitter((200, 225, 235), rng, 0.05, 4),
+        frame=jitter((45, 35, 200), rng, 0.12, 4), frame_width=rng.uniform(1.0, 2.2),
+        labels=None, premium=premium, premium_inset=0.0, premium_radius=0.0,
+        premium_text=rng.choice(["words", "words", "none"]), premium_ink=ink, centre_star=True,
+        tile_top=tile, tile_side=shade(tile, rng.uniform(0.6, 0.8)),
+        tile_ink=jitter((25, 25, 25), rng, 0.2, 2), tile_size=rng.uniform(0.86, 0.97),
+        tile_radius=rng.uniform(0.03, 0.12), tile_height=rng.uniform(0.1, 0.22),
+        tile_grain=rng.uniform(0.04, 0.12), tile_gloss=rng.uniform(0.0, 0.15),
+        letter_size=rng.uniform(0.5, 0.62), value_size=rng.uniform(0.15, 0.22),
+        value_near=False, texture=rng.uniform(2, 5),
+    )
+
+
+def _scrabble_vintage(rng):
+    cell = jitter((110, 150, 185), rng, 0.1, 6)
+    premium = {
+        "W": jitter((70, 50, 215), rng), "w": jitter((175, 165, 240), rng),
+        "L": jitter((200, 130, 40), rng), "l": jitter((230, 200, 150), rng),
+        "*": jitter((175, 165, 240), rng),
+    }
+    ink = {k: (40, 40, 40) for k in premium}
+    tile = jitter((70, 110, 170), rng, 0.12, 6)
+    return Look(
+        english=True, cell=cell, line=jitter((225, 235, 240), rng, 0.05, 3),
+        line_width=rng.uniform(0.05, 0.1), line_glint=0.0,
+        margin=rng.uniform(0.6, 1.3), board_edge=shade(cell, rng.uniform(0.9, 1.1)),
+        frame=jitter((50, 45, 190), rng, 0.12, 4), frame_width=rng.uniform(0.25, 0.5),
+        labels=None, premium=premium, premium_inset=rng.uniform(0.0, 0.06), premium_radius=0.0,
+        premium_text=rng.choice(["words", "words", "none"]), premium_ink=ink,
+        centre_star=bool(rng.random() < 0.7), tile_top=tile,
+        tile_side=shade(tile, rng.uniform(0.55, 0.75)), tile_ink=jitter((20, 20, 25), rng, 0.2, 2),
+        tile_size=rng.uniform(0.86, 0.97), tile_radius=rng.uniform(0.03, 0.1),
+        tile_height=rng.uniform(0.1, 0.22), tile_grain=rng.uniform(0.08, 0.2),
+        tile_gloss=rng.uniform(0.0, 0.1), letter_size=rng.uniform(0.5, 0.62),
+        value_size=rng.uniform(0.15, 0.22), value_near=False, texture=rng.uniform(3, 7),
+    )
+
+
+_SAMPLERS = {
+    "erudit-black": _erudit_black,
+    "erudit-cream": _erudit_cream,
+    "scrabble-hasbro": _scrabble_hasbro,
+    "scrabble-vintage": _scrabble_vintage,
+}
+
+
+def sample_look(style: str, rng: np.random.Generator) -> Look:
+    """One jittered box of the named style."""
+    return _SAMPLERS[style](rng)
+
+
+def default_layout(style: str) -> list[str]:
+    return list(SCRABBLE_LAYOUT if style in ENGLISH_STYLES else ERUDIT_LAYOUT)
