@@ -66,6 +66,7 @@ class Game:
         self.target = target
         self.word_check = word_check
         self.adjustments: list[tuple[int, int, str]] = []
+        self._adjusted_after: list[int] = []   # turns played when each adjustment was made
         self.ended = False
         self._inputs: list[_Input] = []
         self.turns: list[Turn] = []
@@ -140,7 +141,10 @@ class Game:
         self._inputs.pop()
         turn = self.turns.pop()
         self.ended = False
-        self.adjustments.clear()
+        # only what came after the undone turn goes with it (a GCG withdrawal keeps old bonuses)
+        keep = [i for i, n in enumerate(self._adjusted_after) if n <= len(self.turns)]
+        self.adjustments = [self.adjustments[i] for i in keep]
+        self._adjusted_after = [self._adjusted_after[i] for i in keep]
         return turn
 
     def fix(self, number: int, cell: str, symbol: str) -> None:
@@ -168,20 +172,22 @@ class Game:
         """End the game by agreement; with the racks left, apply the usual rack adjustments:
         each player loses their rack's value, and a player who went out gains the others'."""
         self.adjustments.clear()
+        self._adjusted_after.clear()
         if racks:
             values = {p: sum(self.ruleset.value(ch) for ch in rack if ch != " ")
                       for p, rack in racks.items()}
             out = [p for p in range(len(self.players)) if not racks.get(p)]
             for player, value in values.items():
                 if value:
-                    self.adjustments.append((player, -value, f"rack {racks[player]}"))
+                    self.adjust(player, -value, f"rack {racks[player]}")
             if len(out) == 1:
-                self.adjustments.append((out[0], sum(values.values()), "went out"))
+                self.adjust(out[0], sum(values.values()), "went out")
         self.ended = True
 
     def adjust(self, player: int, points: int, note: str) -> None:
         """A recorded adjustment (end-of-game rack points, a challenge bonus, a time penalty)."""
         self.adjustments.append((player, points, note))
+        self._adjusted_after.append(len(self.turns))
 
     def _check_open(self) -> None:
         if self.finished:

@@ -135,10 +135,14 @@ def parse_ruleset(data: dict, source: str) -> Ruleset:
     for field in ("stars", "rack", "bonus"):
         if data[field] < 0 or (field == "rack" and data[field] == 0):
             raise RulesetError(f"{source}: field {field!r} must be positive")
+    try:
+        layout = load_layout(data["layout"])
+    except RulesetError as exc:
+        raise RulesetError(f"{source}: field 'layout': {exc}") from None
     return Ruleset(
         name=data["name"], title=data["title"], alphabet=alphabet, counts=counts, values=values,
         stars=data["stars"], rack=data["rack"], bonus=data["bonus"],
-        layout=load_layout(data["layout"]), star_scores_letter=data["star_scores_letter"],
+        layout=layout, star_scores_letter=data["star_scores_letter"],
         star_swap=data["star_swap"], end=data["end"], word_check=data["word_check"],
         source=data["source"],
     )

@@ -143,7 +143,7 @@ def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batc
             sched.step()
             step += 1
             seen += len(idx)
-            loss_sum += float(loss) * len(idx)
+            loss_sum += loss.item() * len(idx)
             right += int((logits.argmax(1) == y).sum())
             if step % 200 == 0:
                 print(f"epoch {epoch + 1}/{epochs} step {step}/{steps} loss {loss_sum / seen:.4f} "
@@ -182,6 +182,22 @@ def export(model: TileNet, out: Path, meta: dict) -> Path:
     return path
 
 
+def training_data(seed: int, shots: int, workers: int, cache: Path | None):
+    """Crops of `shots` rendered photos from the seed's own range, and a small validation set."""
+    file = cache / f"crops_seed{seed}_shots{shots}.npz" if cache else None
+    if file is not None and file.exists():
+        with np.load(file) as saved:
+            return saved["crops"], saved["labels"], (saved["val_crops"], saved["val_labels"])
+    first = TRAIN_SEEDS.start + seed * 100_000
+    crops, labels = generate(range(first, first + shots), fonts="train", workers=workers)
+    val = generate(range(first + shots, first + shots + max(shots // 20, 4)), fonts="train",
+                   workers=workers)
+    if file is not None:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(file, crops=crops, labels=labels, val_crops=val[0], val_labels=val[1])
+    return crops, labels, val
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -190,13 +206,11 @@ def main(argv=None) -> None:
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    first = TRAIN_SEEDS.start + args.seed * 100_000
     t0 = time.time()
-    crops, labels = generate(range(first, first + args.shots), fonts="train", workers=args.workers)
-    val = generate(range(first + args.shots, first + args.shots + max(args.shots // 20, 4)),
-                   fonts="train", workers=args.workers)
+    crops, labels, val = training_data(args.seed, args.shots, args.workers, args.cache)
     data_s = time.time() - t0
     print(f"data: {len(crops)} crops from {args.shots} shots in {data_s:.0f}s", flush=True)
     t1 = time.time()

@@ -23,11 +23,12 @@ LINES = CELLS + 1
 WORK_SIDE = 1000  # px; enough to resolve grid lines of a board filling a quarter of the frame
 MIN_CELL_PX = 14  # px in the photo; smaller cells hold too few pixels to tell letters apart
 MIN_QUALITY = 0.25  # share of grid-line samples that must sit on line evidence
-MAX_EDGE_WIDTH = 0.16  # cell units; blurrier grid lines mean letters are unreadable
+MAX_EDGE_WIDTH = 0.35  # cell units; blurrier grid lines mean letters are unreadable
 CUT_OFF_TOLERANCE = 0.3  # cells a grid corner may lie outside the photo (rounding, cropped photos)
 VIEW_CELL = 24  # px per cell in the views the comb and the refinement work on
 MAX_CANDIDATES = 12  # outline candidates tried, largest first
 REFINED_CANDIDATES = 3  # best combs that get the full refinement
+SURE_QUALITY = 0.45  # line quality minus asymmetry above which the lattice guess is not second-guessed
 
 
 @dataclass
@@ -44,21 +45,40 @@ def locate_board(image: np.ndarray) -> Location:
     """Find the 15×15 grid; raise PhotoError saying why when it cannot be read."""
     _check_image(image)
     small, scale = _shrink(image)
-    fits = []
-    for quad in _outline_candidates(small):
-        grid = _comb_in_quad(small, quad)
-        if grid is not None:
-            fits.append(grid)
-    fits.sort(key=lambda fit: -fit[1])
     best = None
-    for corners, _ in fits[:REFINED_CANDIDATES]:
-        refined = _refine_location(image, small, scale, corners)
-        if refined is not None and (best is None or refined[1] > best[1]):
-            best = refined
-    if best is None or best[1] < MIN_QUALITY:
+    lattice = _lattice_candidate(small)
+    if lattice is not None:
+        best = _fitted(image, small, scale, lattice)
+    if best is None or best[1] < SURE_QUALITY:
+        fits = [fit for fit in map(lambda quad: _comb_in_quad(small, quad),
+                                   _outline_candidates(small)) if fit is not None]
+        fits.sort(key=lambda fit: -fit[1])
+        for corners, _ in fits[:REFINED_CANDIDATES]:
+            fitted = _fitted(image, small, scale, corners)
+            if fitted is not None and (best is None or fitted[1] > best[1]):
+                best = fitted
+    if best is None or best[2] < MIN_QUALITY:
         raise PhotoError("no board found")
-    corners, quality = best
+    corners, _, quality = best
     return _checked_location(image, corners, quality)
+
+
+def _fitted(image, small, scale, corners_small):
+    """Refine a first guess, move it onto the most symmetric nearby grid; return
+    (corners in photo pixels, score, line quality) or None. The score adds symmetry to the line
+    quality so that a checkered cloth or a rack loses to the board."""
+    refined = _refine_location(image, small, scale, corners_small)
+    if refined is None:
+        return None
+    corners, quality = refined
+    shift, asymmetry = _symmetric_shift(image, corners)
+    if shift != (0, 0):
+        moved = _shifted(corners, shift)
+        refined = _refine_location(image, small, scale, moved / scale, REFINE_ROUNDS[-2:])
+        if refined is None:
+            return None
+        corners, quality = refined
+    return corners, quality - asymmetry, quality
 
 
 def order_corners(quad: np.ndarray) -> np.ndarray:
@@ -158,6 +178,152 @@ def _distinct(quads: list[np.ndarray]) -> list[np.ndarray]:
     return kept
 
 
+# --- the grid's two families of lines, through their vanishing points ---------------------------
+
+MIN_SEGMENT = 8.0  # px; shorter LSD segments have too uncertain a direction
+FAMILY_SPREAD = 22.0  # degrees a family's lines may turn across the photo (perspective)
+VP_TOLERANCE = 0.02  # sine of the angle a segment may miss its vanishing point by
+VP_TRIALS = 200  # RANSAC draws per family
+COMB_BINS = 600  # bins of a family's position histogram
+
+
+def _lattice_candidate(small: np.ndarray):
+    """Grid corners from line segments: split them into the two directions the most segment
+    length follows, find each family's vanishing point, undo the perspective so each family is
+    parallel, then fit a 16-line comb to each family's positions. None if no clear lattice."""
+    grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    found = cv2.createLineSegmentDetector().detect(grey)[0]
+    if found is None or len(found) < 20:
+        return None
+    ends = found.reshape(-1, 2, 2).astype(np.float64)
+    centre = np.array([grey.shape[1], grey.shape[0]], np.float64) / 2
+    ends = ends - centre
+    vectors = ends[:, 1] - ends[:, 0]
+    lengths = np.linalg.norm(vectors, axis=1)
+    keep = lengths >= MIN_SEGMENT
+    ends, vectors, lengths = ends[keep], vectors[keep], lengths[keep]
+    if len(lengths) < 20:
+        return None
+    angles = np.degrees(np.arctan2(vectors[:, 1], vectors[:, 0])) % 180
+    families = _two_directions(angles, lengths)
+    if families is None:
+        return None
+    rng = np.random.default_rng(0)
+    points = []
+    for members in families:
+        point = _vanishing_point(ends[members], vectors[members], lengths[members], rng)
+        if point is None:
+            return None
+        points.append(point)
+    return _comb_lattice(ends, lengths, families, points, centre)
+
+
+def _two_directions(angles, lengths):
+    """Masks of the segments near the two strongest directions (at least 30° apart)."""
+    hist = np.bincount(np.round(angles).astype(int) % 180, weights=lengths, minlength=180)
+    smooth = np.convolve(np.r_[hist[-3:], hist, hist[:3]], np.ones(7), "valid")
+    first = int(np.argmax(smooth))
+    gap = np.abs((np.arange(180) - first + 90) % 180 - 90)
+    second = int(np.argmax(np.where(gap >= 30, smooth, -1)))
+    masks = []
+    for peak in (first, second):
+        off = np.abs((angles - peak + 90) % 180 - 90)
+        masks.append(off <= FAMILY_SPREAD)
+    if min(mask.sum() for mask in masks) < 8:
+        return None
+    return masks
+
+
+def _vanishing_point(ends, vectors, lengths, rng):
+    """Homogeneous vanishing point most segment length points at (RANSAC, then least squares)."""
+    scale = 1000.0
+    p1 = np.c_[ends[:, 0] / scale, np.ones(len(ends))]
+    p2 = np.c_[ends[:, 1] / scale, np.ones(len(ends))]
+    lines = np.cross(p1, p2)
+    lines /= np.linalg.norm(lines[:, :2], axis=1, keepdims=True)
+    mids = (ends[:, 0] + ends[:, 1]) / 2 / scale
+    units = vectors / lengths[:, None]
+    chance = lengths / lengths.sum()
+    best, best_mask = -1.0, None
+    for _ in range(VP_TRIALS):
+        i, j = rng.choice(len(lines), 2, replace=False, p=chance)
+        point = np.cross(lines[i], lines[j])
+        norm = np.linalg.norm(point)
+        if norm < 1e-12:
+            continue
+        mask = _points_at(point / norm, mids, units)
+        support = lengths[mask].sum()
+        if support > best:
+            best, best_mask = support, mask
+    if best_mask is None or best_mask.sum() < 6:
+        return None
+    weighted = lines[best_mask] * np.sqrt(lengths[best_mask])[:, None]
+    _, _, vt = np.linalg.svd(weighted)
+    point = vt[-1]
+    return np.array([point[0] * scale, point[1] * scale, point[2]])
+
+
+def _points_at(point, mids, units):
+    towards = point[None, :2] - point[2] * mids
+    norm = np.linalg.norm(towards, axis=1) + 1e-12
+    sine = np.abs(units[:, 0] * towards[:, 1] - units[:, 1] * towards[:, 0]) / norm
+    return sine < VP_TOLERANCE
+
+
+def _comb_lattice(ends, lengths, families, points, centre):
+    """Send the horizon (the line through both vanishing points) to infinity, so each family
+    becomes parallel and evenly spaced, and fit a comb to each family's line positions."""
+    horizon = np.cross(points[0], points[1])
+    if abs(horizon[2]) < 1e-12:
+        return None
+    horizon = horizon / horizon[2]
+    affine = np.array([[1, 0, 0], [0, 1, 0], horizon], np.float64)
+    mids = (ends[:, 0] + ends[:, 1]) / 2
+    flat_mids = _apply(affine, mids)
+    flat_ends = _apply(affine, ends.reshape(-1, 2)).reshape(-1, 2, 2)
+    flat_lengths = np.linalg.norm(flat_ends[:, 1] - flat_ends[:, 0], axis=1)
+    lines = []
+    for members, point in zip(families, points, strict=True):
+        direction = (affine @ point)[:2]
+        direction = direction / (np.linalg.norm(direction) + 1e-12)
+        normal = np.array([-direction[1], direction[0]])
+        at = flat_mids[members] @ normal
+        weight = flat_lengths[members]
+        comb = _comb_of_positions(at, weight)
+        if comb is None:
+            return None
+        start, period = comb
+        lines.append((normal, start, start + CELLS * period))
+    (n1, a0, a1), (n2, b0, b1) = lines
+    flat_corners = np.array([_meet(n1, a, n2, b) for a, b in ((a0, b0), (a1, b0), (a1, b1), (a0, b1))])
+    corners = _apply(np.linalg.inv(affine), flat_corners) + centre
+    return order_corners(corners)
+
+
+def _comb_of_positions(at, weight):
+    """(first line, period) of the best 16-line comb through weighted 1D line positions."""
+    low, high = np.percentile(at, 1) - 5, np.percentile(at, 99) + 5
+    if high - low < 40 or high - low > 20000:
+        return None
+    width = max(1.0, (high - low) / COMB_BINS)  # bin width: keeps the comb search short
+    count = int((high - low) / width) + 1
+    hist = np.bincount(np.clip(((at - low) / width).astype(int), 0, count - 1), weights=weight,
+                       minlength=count).astype(np.float32)
+    hist = cv2.GaussianBlur(hist.reshape(1, -1), (0, 0), sigmaX=1.0).ravel()
+    offset, period, _ = _best_comb(hist, count / CELLS, max(4.0, MIN_CELL_PX / 3) / width)
+    return low + offset * width, period * width
+
+
+def _apply(matrix, points):
+    points = np.asarray(points, np.float64).reshape(-1, 2)
+    mapped = np.c_[points, np.ones(len(points))] @ matrix.T
+    return mapped[:, :2] / mapped[:, 2:3]
+
+
+def _meet(n1, a, n2, b):
+    return np.linalg.solve(np.array([n1, n2]), np.array([a, b]))
+
+
 # --- comb of 16 lines inside a candidate --------------------------------------------------------
 
 COMB_SIDE = 480  # px of the square the candidate is warped to
@@ -220,12 +386,15 @@ def _best_comb(profile: np.ndarray, max_period: float, min_period: float):
     padded = np.concatenate([np.zeros(pad), signal, np.zeros(LINES * int(max_period) + pad)])
     best = (0.0, 0.0, -np.inf)
     for period in np.geomspace(min_period, max_period, 60):
-        offset, score = _comb_scores(padded, pad, period, np.arange(-3 * period, n, 1.0))
+        step = max(1.0, period / 6)
+        offset, score = _comb_scores(padded, pad, period, np.arange(-3 * period, n, step))
         if score > best[2]:
             best = (offset, period, score)
     offset, period, _ = best
-    for fine in np.linspace(period * 0.97, period * 1.03, 25):  # around the coarse winner
-        off, score = _comb_scores(padded, pad, fine, np.arange(offset - 2, offset + 2, 0.25))
+    reach = max(1.0, period / 6)
+    for fine in np.linspace(period * 0.97, period * 1.03, 13):  # around the coarse winner
+        offsets = np.arange(offset - reach, offset + reach, 0.25)
+        off, score = _comb_scores(padded, pad, fine, offsets)
         if score > best[2]:
             best = (off, fine, score)
     offset, period, score = best
@@ -251,7 +420,7 @@ REFINE_ROUNDS = (0.45, 0.3, 0.2, 0.15)  # search half-widths (cells) of the refi
 ON_LINE = 0.1  # cells; a line sample this close to the fitted line counts for the quality
 
 
-def _refine_location(image, small, scale, corners_small):
+def _refine_location(image, small, scale, corners_small, rounds=REFINE_ROUNDS):
     """Snap the grid to its lines, first on the shrunk copy, then on the photo if cells are small
     there. Returns (corners in photo pixels, quality) or None."""
     corners = np.float32(corners_small)
@@ -260,7 +429,7 @@ def _refine_location(image, small, scale, corners_small):
         source, factor = image, scale
     corners = corners * factor
     quality = 0.0
-    for reach in REFINE_ROUNDS:
+    for reach in rounds:
         fitted = _snap_to_lines(source, corners, reach)
         if fitted is None:
             return None
@@ -338,6 +507,53 @@ def _line_offsets(grad, cell, margin, half):
     offsets = best + sub - half
     strengths = windows.max(axis=2) - np.median(windows, axis=2)
     return offsets, strengths
+
+
+# --- which of the nearby grids is the symmetric one ----------------------------------------------
+
+SYMMETRY_CELL = 12  # px per cell when comparing cell colours
+MAX_SHIFT = 2  # cells the comb may be off (a printed margin or frame taken for a row of cells)
+SHIFT_GAIN = 0.8  # a shifted grid must be this much more symmetric to replace the fitted one
+COLOUR_STEP = 14.0  # Lab distance between cells of different kinds; shading stays below it
+
+
+def _symmetric_shift(image, corners):
+    """Premium layouts look the same under the 8 symmetries of the square; a grid off by a row or
+    column (a printed margin taken for cells) does not. Return the (dx, dy) in cells of the most
+    symmetric grid near the fitted one."""
+    cell, margin = SYMMETRY_CELL, MAX_SHIFT
+    view, _ = _grid_view(image, corners, cell, margin)
+    lab = cv2.cvtColor(view.astype(np.float32) / 255, cv2.COLOR_BGR2LAB)
+    count = CELLS + 2 * margin
+    quarter = cell // 4
+    cells = lab.reshape(count, cell, count, cell, 3)[:, quarter:-quarter, :, quarter:-quarter]
+    colours = cells.mean(axis=(1, 3))
+    scores = {}
+    for dy in range(-margin, margin + 1):
+        for dx in range(-margin, margin + 1):
+            window = colours[margin + dy:margin + dy + CELLS, margin + dx:margin + dx + CELLS]
+            scores[(dx, dy)] = _asymmetry(window)
+    best = min(scores, key=scores.get)
+    if scores[best] < SHIFT_GAIN * scores[(0, 0)]:
+        return best, scores[best]
+    return (0, 0), scores[(0, 0)]
+
+
+def _asymmetry(colours: np.ndarray) -> float:
+    images = [np.rot90(colours, k) for k in (1, 2, 3)]
+    images += [colours[::-1], colours[:, ::-1], colours.transpose(1, 0, 2),
+               colours[::-1, ::-1].transpose(1, 0, 2)]
+    total = 0.0
+    for other in images:
+        distance = np.linalg.norm(colours - other, axis=2)
+        total += float((distance > COLOUR_STEP).mean())
+    return total / len(images)
+
+
+def _shifted(corners, shift):
+    dx, dy = shift
+    square = np.float32([[[dx, dy], [CELLS + dx, dy], [CELLS + dx, CELLS + dy], [dx, CELLS + dy]]])
+    return cv2.perspectiveTransform(square, grid_homography(corners))[0]
 
 
 # --- final checks -------------------------------------------------------------------------------

@@ -24,7 +24,6 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from vision.render_styles import (
-    ENGLISH_STYLES,
     PREMIUM_FACTORS,
     PREMIUM_WORDS,
     STYLES,
@@ -123,7 +122,7 @@ def _cap_height(path: str) -> float:
     return float(box[3] - box[1])
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)
 def _raster(path: str, text: str) -> tuple[np.ndarray, int, int]:
     """Ink bitmap of text at GLYPH_BASE and its offset from the pen (left, baseline)."""
     font = _pil_font(path)
@@ -225,11 +224,11 @@ def _board_canvas(look: Look, layout, c: int, font: str, rng) -> tuple[np.ndarra
 def _draw_grid(canvas, look: Look, layout, c, m, font, rng):
     lw = max(1, int(round(look.line_width * c)))
     grid = canvas[m: m + N * c, m: m + N * c]
-    grid[:] = look.line
-    for r in range(N):
-        for k in range(N):
-            x0, y0 = k * c + lw / 2, r * c + lw / 2
-            grid[int(y0): int(y0 + c - lw), int(x0): int(x0 + c - lw)] = look.cell
+    pos = np.arange(N * c) % c
+    on_line = (pos < lw // 2) | (pos >= c - (lw - lw // 2))
+    grid[:] = look.cell
+    grid[on_line, :] = look.line
+    grid[:, on_line] = look.line
     for r in range(N):
         for k in range(N):
             kind = layout[r][k]
@@ -274,7 +273,7 @@ def _draw_star(img, cx, cy, r, color, points):
 
 def _draw_glints(grid, look: Look, c, lw, rng):
     """Short light streaks along the raised grid walls (they catch the light in real photos)."""
-    bright = shade(look.cell, 1.0 + 2.5 * look.line_glint)
+    bright = shade(look.cell, 1.0 + 1.6 * look.line_glint)
     for _ in range(int(40 * look.line_glint) + 5):
         horizontal = rng.random() < 0.5
         k = int(rng.integers(1, N))
@@ -297,26 +296,32 @@ def _draw_labels(canvas, look: Look, c, m, font):
 def _add_texture(canvas, amount, rng):
     """Fine print/plastic grain and slight uneven dye over the whole board."""
     h, w = canvas.shape[:2]
-    noise = np.empty((h, w), np.int16)
-    cv2.randn(noise, 0, amount)
-    low = (_smooth_noise(rng, h, w, 6, -1, 1) * amount * 1.5).astype(np.int16)
-    noise += low
-    out = canvas.astype(np.int16) + noise[..., None]
-    np.clip(out, 0, 255, out=out)
-    canvas[:] = out.astype(np.uint8)
+    low = _smooth_noise(rng, h, w, 6, -amount * 1.5, amount * 1.5)
+    _add_noise(canvas, amount, rng, low, coarse=2)
+
+
+def _add_noise(img, sigma, rng, offset=None, coarse=1):
+    """Add grey Gaussian noise (+ an optional float offset field) in place, saturating."""
+    h, w = img.shape[:2]
+    noise = np.empty((h // coarse, w // coarse), np.float32)
+    cv2.setRNGSeed(int(rng.integers(1 << 31)))
+    cv2.randn(noise, 0, sigma)
+    if coarse > 1:
+        noise = cv2.resize(noise, (w, h), interpolation=cv2.INTER_LINEAR)
+    if offset is not None:
+        noise += offset
+    pos = cv2.cvtColor(cv2.convertScaleAbs(np.maximum(noise, 0)), cv2.COLOR_GRAY2BGR)
+    neg = cv2.cvtColor(cv2.convertScaleAbs(np.minimum(noise, 0)), cv2.COLOR_GRAY2BGR)
+    cv2.add(img, pos, dst=img)
+    cv2.subtract(img, neg, dst=img)
 
 
 # ----------------------------------------------------------------------------- tiles
 
 def _tile_face(ch: str, s: int, look: Look, font: str, rng, grain: np.ndarray | None):
     """Top face of a tile: BGR sprite and alpha, letter and value printed on it."""
-    face = np.empty((s, s, 3), np.uint8)
-    face[:] = look.tile_top
-    alpha = np.zeros((s, s), np.uint8)
-    _fill(alpha, _rounded_rect(s - 1, s - 1, look.tile_radius * s) + (s - 1) / 2, 255)
-    # bevel: the face darkens toward its rounded edge
-    inner = cv2.GaussianBlur(alpha, (0, 0), max(0.6, s * 0.04)).astype(np.float32) / 255
-    f = face.astype(np.float32) * (0.7 + 0.3 * inner[..., None])
+    alpha, bevel = _face_shape(s, int(look.tile_radius * s))
+    f = np.float32(look.tile_top) * bevel
     if grain is not None:
         y, x = rng.integers(0, grain.shape[0] - s), rng.integers(0, grain.shape[1] - s)
         f *= grain[y: y + s, x: x + s, None]
@@ -330,6 +335,15 @@ def _tile_face(ch: str, s: int, look: Look, font: str, rng, grain: np.ndarray | 
     else:
         _print_letter(face, ch, s, look, font)
     return face, alpha
+
+
+@lru_cache(maxsize=64)
+def _face_shape(s: int, radius: int) -> tuple[np.ndarray, np.ndarray]:
+    """Alpha of a tile top and its bevel shading (the face darkens toward its rounded edge)."""
+    alpha = np.zeros((s, s), np.uint8)
+    _fill(alpha, _rounded_rect(s - 1, s - 1, radius) + (s - 1) / 2, 255)
+    inner = cv2.GaussianBlur(alpha, (0, 0), max(0.6, s * 0.04)).astype(np.float32) / 255
+    return alpha, (0.7 + 0.3 * inner)[..., None]
 
 
 @lru_cache(maxsize=64)
@@ -357,28 +371,34 @@ def _draw_asterisk(face, s, color, rng):
 
 def _print_letter(face, ch, s, look: Look, font):
     cap = max(4, int(look.letter_size * s))
-    mask, _, dy = _glyph(font, ch, cap)
     value = str(TILE_VALUES.get(ch, 0))
     vcap = max(3, int(look.value_size * s))
+    mask, _, dy = _glyph(font, ch, cap)
     vmask, _, vdy = _glyph(font, value, vcap)
+    gap = s * 0.03
+    room = s * (0.9 if look.value_near else 0.72)
+    need = mask.shape[1] + (gap + vmask.shape[1] if look.value_near else 0)
+    if need > room:  # wide letter (Ж, Ш, Ю, W) or "10": shrink to stay on the tile
+        k = room / need
+        cap, vcap = max(4, int(cap * k)), max(3, int(vcap * max(k, 0.8)))
+        mask, _, dy = _glyph(font, ch, cap)
+        vmask, _, vdy = _glyph(font, value, vcap)
     base_y = s / 2 + cap / 2  # baseline that centres a capital vertically
     if look.value_near:
-        gap = s * 0.03
-        total = mask.shape[1] + gap + vmask.shape[1]
-        x = (s - total) / 2
+        x = max(s * 0.04, (s - mask.shape[1] - gap - vmask.shape[1]) / 2)
         _stamp(face, mask, x, base_y + dy, look.tile_ink)
         _stamp(face, vmask, x + mask.shape[1] + gap, base_y + s * 0.04 + vdy, look.tile_ink)
     else:
         _stamp(face, mask, (s - mask.shape[1]) / 2 - s * 0.04, base_y - s * 0.03 + dy, look.tile_ink)
-        _stamp(face, vmask, s * 0.9 - vmask.shape[1], s * 0.88 + vdy, look.tile_ink)
+        _stamp(face, vmask, s * 0.92 - vmask.shape[1], s * 0.9 + vdy, look.tile_ink)
 
 
 def _grain_texture(rng, size: int, strength: float) -> np.ndarray:
     """Multiplicative wood grain (stripes bent by low-frequency noise) around 1.0."""
     warp = _smooth_noise(rng, size, size, 5, 0, 1)
     xx = np.arange(size, dtype=np.float32)[None, :]
-    freq = rng.uniform(0.15, 0.4)
-    stripes = np.sin(xx * freq + warp * rng.uniform(8, 20))
+    freq = rng.uniform(0.3, 0.8)
+    stripes = np.sin(xx * freq + warp * rng.uniform(4, 10))
     fine = _smooth_noise(rng, size, size, size // 3, -1, 1)
     g = 1 + strength * (0.6 * stripes + 0.4 * fine)
     if rng.random() < 0.5:
@@ -420,13 +440,13 @@ def _draw_tiles(canvas, board, look: Look, c, m, cam_xy, cam_z, light, font, rng
 
 
 def _tile_shadows(canvas, place, base, h, light, c):
-    mask = np.zeros(canvas.shape[:2], np.uint8)
+    size = canvas.shape[1], canvas.shape[0]
+    mask = np.zeros((size[1] // 2, size[0] // 2), np.uint8)  # half resolution: it is blurred anyway
     for centre, angle, _ in place:
-        _fill(mask, base @ _rot(angle).T + centre + light * h, 255)
-    k = max(1.0, 0.12 * c)
-    mask = cv2.GaussianBlur(mask, (0, 0), k)
-    f = 1.0 - 0.45 * mask.astype(np.float32) / 255
-    canvas[:] = (canvas.astype(np.float32) * f[..., None]).astype(np.uint8)
+        _fill(mask, (base @ _rot(angle).T + centre + light * h) / 2, 255)
+    mask = cv2.resize(cv2.GaussianBlur(mask, (0, 0), max(0.5, 0.06 * c)), size)
+    keep = cv2.cvtColor(255 - (mask.astype(np.uint16) * 115 // 255).astype(np.uint8), cv2.COLOR_GRAY2BGR)
+    cv2.multiply(canvas, keep, dst=canvas, scale=1 / 255)
 
 
 def _paste_rotated(dst, face, alpha, centre, angle):
@@ -506,7 +526,8 @@ def _fit_frame(h0, rng, pose, extent, w, h):
     if (room < 0).any():  # grid does not fit: shrink until it does
         k = min(1.0, (w - 2 * pad) / (hi - lo)[0], (h - 2 * pad) / (hi - lo)[1]) * 0.99
         return _fit_frame_scaled(h0, scale * k, w, h, rng)
-    shift = pad - lo + rng.random(2) * room
+    place = rng.random(2) if pose != "frontal" else np.clip(rng.normal(0.5, 0.1, 2), 0, 1)
+    shift = pad - lo + place * room
     return np.float64([[1, 0, shift[0]], [0, 1, shift[1]], [0, 0, 1]]) @ np.diag([scale, scale, 1]) @ h0
 
 
@@ -539,7 +560,7 @@ def _background(rng, w, h) -> np.ndarray:
             small[:, max(0, x - 1): x + 1] *= 0.7
     elif kind == "noise":
         other = np.float32(_table_colour(rng, "plain"))
-        t = _smooth_noise(rng, sh, sw, int(rng.integers(4, 40)))
+        t = _smooth_noise(rng, sh, sw, int(rng.integers(3, 16)))
         small = base * t[..., None] + other * (1 - t[..., None])
     else:
         small = np.broadcast_to(base, (sh, sw, 3)).copy()
@@ -555,13 +576,20 @@ def _background(rng, w, h) -> np.ndarray:
     return img
 
 
+TABLE_COLOURS = (  # BGR of common tables and cloths; random colours are mixed in too
+    (200, 215, 225), (170, 195, 215), (235, 238, 240), (120, 125, 130), (60, 60, 65),
+    (90, 120, 150), (150, 160, 165), (205, 225, 240), (40, 55, 75), (110, 140, 120),
+)
+
+
 def _table_colour(rng, kind):
     if kind == "wood":
-        return tuple(rng.choice([(120, 170, 210), (60, 100, 150), (150, 190, 215), (40, 70, 110)])
-                     * rng.uniform(0.8, 1.15))
-    if kind == "carpet":
-        return tuple(np.float32([90, 110, 125]) * rng.uniform(0.5, 1.4) + rng.normal(0, 12, 3))
-    return tuple(rng.uniform(30, 240, 3))
+        wood = [(120, 170, 210), (60, 100, 150), (150, 190, 215), (40, 70, 110), (175, 200, 220)]
+        return tuple(np.float32(wood[int(rng.integers(len(wood)))]) * rng.uniform(0.8, 1.15))
+    if rng.random() < 0.25:
+        return tuple(rng.uniform(30, 240, 3))
+    base = np.float32(TABLE_COLOURS[int(rng.integers(len(TABLE_COLOURS)))])
+    return tuple(np.clip(base * rng.uniform(0.8, 1.1) + rng.normal(0, 8, 3), 0, 255))
 
 
 def _warp_into(dst, sprite, alpha, hm, shadow=0.0, rng=None):
@@ -578,11 +606,12 @@ def _warp_into(dst, sprite, alpha, hm, shadow=0.0, rng=None):
     size = (x1 - x0, y1 - y0)
     f = cv2.warpPerspective(sprite, t, size, flags=cv2.INTER_LINEAR)
     a = cv2.warpPerspective(alpha, t, size, flags=cv2.INTER_LINEAR)
-    roi = dst[y0:y1, x0:x1].astype(np.float32)
+    roi = dst[y0:y1, x0:x1]
     if shadow > 0:
-        roi *= 1 - _soft_shadow(a, shadow, rng)[..., None]
-    af = a.astype(np.float32)[..., None] / 255
-    dst[y0:y1, x0:x1] = (roi * (1 - af) + f.astype(np.float32) * af).astype(np.uint8)
+        keep = cv2.cvtColor(255 - _soft_shadow(a, shadow, rng), cv2.COLOR_GRAY2BGR)
+        cv2.multiply(roi, keep, dst=roi, scale=1 / 255)
+    af = a.astype(np.float32) / 255
+    dst[y0:y1, x0:x1] = cv2.blendLinear(f, roi, af, 1 - af)
 
 
 def _soft_shadow(a, strength, rng):
@@ -593,7 +622,8 @@ def _soft_shadow(a, strength, rng):
     small = cv2.GaussianBlur(small, (0, 0), k / 4)
     dx, dy = rng.normal(0, k / 4, 2)
     small = cv2.warpAffine(small, np.float32([[1, 0, dx], [0, 1, dy]]), small.shape[::-1])
-    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR).astype(np.float32) * (strength / 255)
+    small = cv2.convertScaleAbs(small, alpha=strength)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
 def _clutter_objects(img, cam: _Camera, look: Look, extent, c, font, rng):
@@ -689,19 +719,24 @@ def _hand(img, grid_mask, rng):
     palm = np.float32([cx, cy]) + d * r * 0.6
     if _hits(grid_mask, *(palm + d * r * 1.6), r):
         return
-    mask = np.zeros((h, w), np.uint8)
-    cv2.ellipse(mask, (int(palm[0]), int(palm[1])), (int(r * 1.1), int(r * 0.9)), ang, 0, 360, 255, -1)
+    q = 4  # draw at quarter resolution: the hand is a soft blob anyway
+    mask = np.zeros((h // q + 1, w // q + 1), np.uint8)
+    pq, rq = palm / q, r / q
+    cv2.ellipse(mask, (int(pq[0]), int(pq[1])), (int(rq * 1.1), int(rq * 0.9)), ang, 0, 360, 255, -1)
     perp = np.float32([-d[1], d[0]])
     for i, ln in enumerate((1.5, 1.8, 1.7, 1.3)):
-        base = palm + perp * (i - 1.5) * r * 0.45 + d * r * 0.5
-        tip = base + d * r * ln * rng.uniform(0.8, 1.1)
-        cv2.line(mask, tuple(int(v) for v in base), tuple(int(v) for v in tip), 255, int(r * 0.36))
-        cv2.circle(mask, tuple(int(v) for v in tip), int(r * 0.18), 255, -1)
-    mask = cv2.GaussianBlur(mask, (0, 0), r * 0.03 + 1)
-    light = cv2.GaussianBlur(mask, (0, 0), r * 0.3).astype(np.float32) / 255
-    a = mask.astype(np.float32)[..., None] / 255
-    col = skin * (0.6 + 0.4 * light[..., None])
-    img[:] = (img.astype(np.float32) * (1 - a) + col * a).astype(np.uint8)
+        base = pq + perp * (i - 1.5) * rq * 0.45 + d * rq * 0.5
+        tip = base + d * rq * ln * rng.uniform(0.8, 1.1)
+        cv2.line(mask, tuple(int(v) for v in base), tuple(int(v) for v in tip), 255, max(1, int(rq * 0.36)))
+        cv2.circle(mask, tuple(int(v) for v in tip), max(1, int(rq * 0.18)), 255, -1)
+    light = cv2.GaussianBlur(mask, (0, 0), rq * 0.3 + 1).astype(np.float32) / 255
+    mask = cv2.resize(cv2.GaussianBlur(mask, (0, 0), 0.8), (w, h), interpolation=cv2.INTER_LINEAR)
+    light = cv2.resize(light, (w, h), interpolation=cv2.INTER_LINEAR)
+    col = np.empty_like(img)
+    col[:] = skin.astype(np.uint8)
+    col = cv2.multiply(col, cv2.cvtColor(cv2.convertScaleAbs(light, alpha=102, beta=153), cv2.COLOR_GRAY2BGR), scale=1 / 255)
+    a = mask.astype(np.float32) / 255
+    img[:] = cv2.blendLinear(col, img, a, 1 - a)
 
 
 # ----------------------------------------------------------------------------- photo effects
@@ -718,16 +753,14 @@ def _photo_effects(img, rng) -> np.ndarray:
         gx, gy = rng.uniform(0, sw), rng.uniform(0, sh)
         sx, sy = rng.uniform(0.02, 0.15) * sw, rng.uniform(0.02, 0.15) * sh
         glare += rng.uniform(0.2, 1.0) * np.exp(-((xx - gx) ** 2 / (2 * sx * sx) + (yy - gy) ** 2 / (2 * sy * sy)))
-    gain = cv2.resize(gain, (w, h), interpolation=cv2.INTER_LINEAR)
-    glare = cv2.resize(glare * 255 * rng.uniform(0.4, 1.0), (w, h), interpolation=cv2.INTER_LINEAR)
     wb = np.float32(np.exp(rng.normal(0, 0.07, 3)))
     wb *= np.float32([1 - 0.08 * (t := rng.normal(0, 1)), 1, 1 + 0.08 * t])  # warm/cool
-    f = img.astype(np.float32) * gain[..., None] * wb + glare[..., None]
-    f = _blur(f, rng)
-    noise = np.empty((h, w), np.float32)
-    cv2.randn(noise, 0, rng.uniform(1, 7))
-    f += noise[..., None]
-    out = np.clip(f, 0, 255).astype(np.uint8)
+    gain3 = np.clip(gain[..., None] * wb * 128, 0, 255).astype(np.uint8)
+    out = cv2.multiply(img, cv2.resize(gain3, (w, h), interpolation=cv2.INTER_LINEAR), scale=1 / 128)
+    glare = cv2.convertScaleAbs(glare, alpha=255 * rng.uniform(0.4, 1.0))
+    cv2.add(out, cv2.cvtColor(cv2.resize(glare, (w, h), interpolation=cv2.INTER_LINEAR), cv2.COLOR_GRAY2BGR), dst=out)
+    out = _blur(out, rng)
+    _add_noise(out, rng.uniform(1, 7), rng, coarse=int(rng.integers(1, 3)))
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(45, 96))])
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
@@ -795,7 +828,8 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     _draw_tiles(canvas, board, look, c, m, (cam.ground + m / c) * c, cam.height * c, light, font, rng)
 
     img = _background(rng, w, h)
-    to_units = np.float64([[1 / c, 0, -m / c], [0, 1 / c, -m / c], [0, 0, 1]])
+    # canvas pixel centres are integers, so the grid's outer edge lies at m - 0.5
+    to_units = np.float64([[1 / c, 0, (0.5 - m) / c], [0, 1 / c, (0.5 - m) / c], [0, 0, 1]])
     if clutter:
         _clutter_objects(img, cam, look, extent, c, font, rng)
     _warp_into(img, canvas, alpha, cam.h_units @ to_units, rng.uniform(0.2, 0.6), rng)

@@ -67,8 +67,8 @@ STYLES = ("erudit-black", "erudit-cream", "scrabble-hasbro", "scrabble-vintage")
 ENGLISH_STYLES = ("scrabble-hasbro", "scrabble-vintage")
 
 PREMIUM_WORDS = {
-    "ru": {"W": "УТРОИТЬ СЛОВО", "w": "УДВОИТЬ СЛОВО", "L": "УТРОИТЬ БУКВУ",
-           "l": "УДВОИТЬ БУКВУ", "*": "СТАРТ"},
+    "ru": {"W": "ТРОЙНОЕ СЛОВО", "w": "ДВОЙНОЕ СЛОВО", "L": "ТРОЙНАЯ БУКВА",
+           "l": "ДВОЙНАЯ БУКВА", "*": "СТАРТ"},
     "en": {"W": "TRIPLE WORD SCORE", "w": "DOUBLE WORD SCORE", "L": "TRIPLE LETTER SCORE",
            "l": "DOUBLE LETTER SCORE", "*": ""},
 }
@@ -136,7 +136,7 @@ def _erudit_black(rng):
         "*": jitter((240, 242, 242), rng, 0.03, 2),
     }
     ink = {k: shade(v, 0.55) for k, v in premium.items()}
-    tile = jitter((205, 120, 25), rng, 0.1, 5)
+    tile = jitter((205, 120, 25), rng, 0.1, 3)
     return Look(
         english=False, cell=cell, line=jitter((22, 22, 24), rng, 0.2, 2),
         line_width=rng.uniform(0.07, 0.13), line_glint=rng.uniform(0.2, 0.8),
@@ -180,14 +180,14 @@ def _erudit_cream(rng):
 
 
 def _scrabble_hasbro(rng):
-    cell = jitter((178, 196, 205), rng, 0.07, 6)
+    cell = jitter((170, 190, 200), rng, 0.07, 4)
     premium = {
         "W": jitter((60, 50, 215), rng), "w": jitter((190, 175, 245), rng),
         "L": jitter((190, 120, 30), rng), "l": jitter((240, 200, 140), rng),
         "*": jitter((190, 175, 245), rng),
     }
     ink = {k: (40, 40, 40) for k in premium}
-    tile = jitter((170, 210, 232), rng, 0.07, 5)
+    tile = jitter((160, 215, 240), rng, 0.07, 4)
     return Look(
         english=True, cell=cell, line=jitter((240, 245, 248), rng, 0.03, 2),
         line_width=rng.uniform(0.06, 0.11), line_glint=0.0,
@@ -198,7 +198,7 @@ def _scrabble_hasbro(rng):
         tile_top=tile, tile_side=shade(tile, rng.uniform(0.6, 0.8)),
         tile_ink=jitter((25, 25, 25), rng, 0.2, 2), tile_size=rng.uniform(0.86, 0.97),
         tile_radius=rng.uniform(0.03, 0.12), tile_height=rng.uniform(0.1, 0.22),
-        tile_grain=rng.uniform(0.04, 0.12), tile_gloss=rng.uniform(0.0, 0.15),
+        tile_grain=rng.uniform(0.02, 0.07), tile_gloss=rng.uniform(0.0, 0.15),
         letter_size=rng.uniform(0.5, 0.62), value_size=rng.uniform(0.15, 0.22),
         value_near=False, texture=rng.uniform(2, 5),
     )
@@ -223,7 +223,7 @@ def _scrabble_vintage(rng):
         centre_star=bool(rng.random() < 0.7), tile_top=tile,
         tile_side=shade(tile, rng.uniform(0.55, 0.75)), tile_ink=jitter((20, 20, 25), rng, 0.2, 2),
         tile_size=rng.uniform(0.86, 0.97), tile_radius=rng.uniform(0.03, 0.1),
-        tile_height=rng.uniform(0.1, 0.22), tile_grain=rng.uniform(0.08, 0.2),
+        tile_height=rng.uniform(0.1, 0.22), tile_grain=rng.uniform(0.04, 0.1),
         tile_gloss=rng.uniform(0.0, 0.1), letter_size=rng.uniform(0.5, 0.62),
         value_size=rng.uniform(0.15, 0.22), value_near=False, texture=rng.uniform(3, 7),
     )

@@ -1,0 +1,142 @@
+"""Accuracy of read_board: real Эрудит photos, jheidel's Scrabble photos, held-out renders.
+
+    python -m bench.eval_read                       # all three sets, real photos also turned
+    python -m bench.eval_read --sets synthetic --synthetic 60
+
+Real photos live in ../shared/external (measurement only; sets that are absent are skipped).
+Per-cell accuracy counts the 225 cells of each upright reading against the hand label.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from engine.errors import PhotoError
+from models.dataset import EVAL_SEEDS, random_board
+from vision.classifier import CYRILLIC, LATIN
+from vision.read import COLUMNS, read_board
+from vision.render import STYLES, render_photo
+
+EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
+ERUDIT = EXTERNAL / "scrabble_assistant"
+JHEIDEL = EXTERNAL / "jheidel_scrabble-opencv"
+TURNS = (0, 90, 180, 270)
+
+
+class Tally:
+    """Per-cell and whole-board counts of one set."""
+
+    def __init__(self, name: str):
+        self.name, self.cells, self.right, self.boards, self.exact = name, 0, 0, 0, 0
+        self.failed, self.seconds = 0, 0.0
+
+    def add(self, label: list[str], board: list[str] | None, tag: str) -> None:
+        self.boards += 1
+        if board is None:
+            self.failed += 1
+            self.cells += 225
+            return
+        wrong = [f"{COLUMNS[c]}{r + 1}:{label[r][c]}→{board[r][c]}"
+                 for r in range(15) for c in range(15) if label[r][c] != board[r][c]]
+        self.cells += 225
+        self.right += 225 - len(wrong)
+        self.exact += not wrong
+        if wrong:
+            print(f"  {tag}: {len(wrong)} wrong: {' '.join(wrong[:12])}", flush=True)
+
+    def line(self) -> str:
+        return (f"{self.name}: per-cell {self.right / max(self.cells, 1):.4%} "
+                f"({self.cells - self.right} wrong of {self.cells}), exact {self.exact}/{self.boards}"
+                f", no board {self.failed}, {self.seconds / max(self.boards, 1) * 1000:.0f} ms/photo")
+
+
+def read_label(path: Path) -> list[str]:
+    rows = path.read_text(encoding="utf-8").split()
+    return [row.replace("?", "*") for row in rows]
+
+
+def _read(image, ruleset: str, tally: Tally, tag: str):
+    start = time.perf_counter()
+    try:
+        board = read_board(image, ruleset=ruleset).board
+    except PhotoError as exc:
+        print(f"  {tag}: {exc}", flush=True)
+        board = None
+    tally.seconds += time.perf_counter() - start
+    return board
+
+
+def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool) -> Tally | None:
+    table = root / "labels" / "labels.csv"
+    if not table.exists():
+        print(f"{name}: {table} absent, skipped")
+        return None
+    tally = Tally(name)
+    with table.open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        if skip_alphabet and Path(row["image"]).name.startswith("f"):
+            continue
+        label = read_label(root / row["board_label"])
+        image = cv2.imread(str(root / row["image"]), cv2.IMREAD_COLOR)
+        for turn in turns:
+            turned = np.ascontiguousarray(np.rot90(image, -turn // 90)) if turn else image
+            tag = f"{row['image']}@{turn}"
+            tally.add(label, _read(turned, ruleset, tally, tag), tag)
+    return tally
+
+
+def eval_synthetic(count: int) -> Tally:
+    """Held-out fonts and seeds; boards of every style in their own alphabets."""
+    tally = Tally("synthetic held-out")
+    for i in range(count):
+        seed = EVAL_SEEDS.start + i
+        rng = np.random.default_rng(seed)
+        style = STYLES[i % len(STYLES)]
+        alphabet, ruleset = _synthetic_rules(style, rng)
+        board = random_board(rng, alphabet)
+        shot = render_photo(board, seed=seed, style=style, fonts="heldout")
+        label = ["".join("*" if ch.islower() else ch for ch in row) for row in board]
+        tag = f"seed {seed} {style} {ruleset}"
+        tally.add(label, _read(shot.image, ruleset, tally, tag), tag)
+    return tally
+
+
+def _synthetic_rules(style: str, rng) -> tuple[str, str]:
+    if style.startswith("erudit"):
+        return (CYRILLIC.replace("Ё", ""), "erudit") if rng.random() < 0.8 else (LATIN, "erudit-english")
+    return (LATIN, "scrabble") if rng.random() < 0.7 else (CYRILLIC, "scrabble-ru")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default="real,jheidel,synthetic")
+    parser.add_argument("--synthetic", type=int, default=40, help="held-out renders to read")
+    parser.add_argument("--no-turns", action="store_true", help="real photos only as taken")
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    sets = args.sets.split(",")
+    tallies = []
+    if "real" in sets:
+        tallies.append(eval_photos("real Эрудит (31 photos)", ERUDIT, "erudit", (0,), True))
+        if not args.no_turns:
+            tallies.append(eval_photos("real Эрудит turned 90/180/270", ERUDIT, "erudit",
+                                       TURNS[1:], True))
+    if "jheidel" in sets:
+        tallies.append(eval_photos("jheidel Scrabble (15 photos)", JHEIDEL, "scrabble", (0,), False))
+    if "synthetic" in sets:
+        tallies.append(eval_synthetic(args.synthetic))
+    print()
+    for tally in tallies:
+        if tally is not None:
+            print(tally.line())
+
+
+if __name__ == "__main__":
+    main()

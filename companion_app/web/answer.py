@@ -1,0 +1,81 @@
+"""One way out for every request: the page (HTML) or the same data as JSON, errors included.
+
+A client asks for JSON with `Accept: application/json`; a browser gets HTML. Errors the user can
+cause become one clear line with a fitting status code, never a traceback.
+"""
+
+from __future__ import annotations
+
+from flask import jsonify, redirect, render_template, request, url_for
+from werkzeug.exceptions import HTTPException
+
+from engine.errors import BoardTextError, EruditError, GameError, MoveError, PhotoError
+
+from .guard import Forbidden
+from .i18n import translate_error
+from .store import NotFound, Stale
+from .uploads import PhotoTooLarge
+
+
+class BadInput(EruditError):
+    """A form field missing or malformed."""
+
+
+STATUS = [(NotFound, 404), (Forbidden, 403), (Stale, 409), (PhotoTooLarge, 413),
+          (PhotoError, 422), (MoveError, 422), (BoardTextError, 400), (BadInput, 400),
+          (GameError, 409), (EruditError, 400)]
+
+
+def wants_json() -> bool:
+    best = request.accept_mimetypes.best_match(["text/html", "application/json"])
+    return best == "application/json" or request.path.startswith("/api/")
+
+
+def status_of(exc: EruditError) -> int:
+    return next(code for kind, code in STATUS if isinstance(exc, kind))
+
+
+def done(token: str, anchor: str = ""):
+    """After a change: the new state as JSON, or back to the game page (POST → redirect → GET)."""
+    if wants_json():
+        from .views.play import state_json
+
+        return state_json(token)
+    return redirect(url_for("play.page", token=token) + anchor, code=303)
+
+
+def error_response(message: str, status: int):
+    """The error as JSON, or on the game page it concerns, or on a plain error page."""
+    text = translate_error(message)
+    if wants_json():
+        return jsonify({"error": text, "status": status}), status
+    token = (request.view_args or {}).get("token")
+    if token and status != 404:
+        from .views.play import render_page
+
+        try:
+            return render_page(token, error=text), status
+        except EruditError:
+            pass
+    return render_template("error.html", message=text, status=status), status
+
+
+def handle_erudit(exc: EruditError):
+    return error_response(str(exc), status_of(exc))
+
+
+def handle_http(exc: HTTPException):
+    if exc.code == 413:
+        from flask import current_app
+
+        limit = current_app.config["MAX_CONTENT_LENGTH"] // (1024 * 1024)
+        return error_response(f"the upload is larger than {limit} MB", 413)
+    return error_response(exc.description or exc.name, exc.code or 500)
+
+
+def form_int(name: str) -> int:
+    value = request.form.get(name, "")
+    try:
+        return int(value)
+    except ValueError:
+        raise BadInput(f"field {name!r} must be a whole number, not {value!r}") from None

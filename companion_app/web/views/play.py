@@ -1,0 +1,237 @@
+"""Playing a game: the game page, a photo → proposed turn, confirm / correct / discard it,
+pass or exchange, undo, end. Every change names the turn it expects (`turn`), so a second phone
+acting on a stale page gets 409 instead of scoring a turn twice."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import segno
+from flask import Blueprint, current_app, jsonify, render_template, request, url_for
+
+from engine.board import Board, cell_name, parse_cell
+from engine.errors import GameError
+
+from .. import db, store, uploads
+from ..answer import BadInput, done, form_int
+from ..guard import csrf_token
+from ..state import game_state, grid
+
+bp = Blueprint("play", __name__)
+
+
+def data_dir() -> Path:
+    return Path(current_app.config["DATA_DIR"])
+
+
+def join_url(token: str) -> str:
+    base = current_app.config.get("PUBLIC_URL") or request.host_url
+    return base.rstrip("/") + url_for("play.page", token=token)
+
+
+def load(token: str):
+    record = store.find(db.get_db(), token)
+    return record, store.build_game(record, data_dir())
+
+
+def state_json(token: str):
+    record, game = load(token)
+    state = game_state(record, game, join_url(token))
+    state["csrf"] = csrf_token()
+    return jsonify(state)
+
+
+def render_page(token: str, error: str | None = None) -> str:
+    record, game = load(token)
+    state = game_state(record, game, join_url(token))
+    pending = state["pending"]
+    if pending:
+        cells = grid(pending["board"], game, pending["new"], state["placed"])
+    else:
+        last = state["moves"][-1]["tiles"] if state["moves"] else []
+        cells = grid(state["board"], game, [t["cell"] for t in last], state["placed"])
+    qr = segno.make(state["join_url"], error="m").svg_inline(scale=4, border=2)
+    return render_template("game.html", s=state, cells=cells, error=error, qr=qr,
+                           values=game.ruleset.values)
+
+
+@bp.get("/g/<token>")
+def page(token: str):
+    if request.accept_mimetypes.best_match(["text/html", "application/json"]) == \
+            "application/json":
+        return state_json(token)
+    return render_page(token)
+
+
+def proposer():
+    """The photo → proposed turn step: the app's own hook (tests) or the photo pipeline."""
+    hook = current_app.config.get("PROPOSE_TURN")
+    if hook is not None:
+        return hook
+    from companion_app.photos import propose_turn
+
+    return propose_turn
+
+
+@bp.post("/g/<token>/photo")
+def photo(token: str):
+    record, game = load(token)
+    expected = form_int("turn")
+    store.expect_turn(record, expected)
+    if game.finished:
+        raise GameError("the game is over; no more turns")
+    upload = request.files.get("photo")
+    if upload is None:
+        raise BadInput("no photo in the request (field 'photo')")
+    data = upload.read()
+    ext = uploads.check_image(data)
+    folder = uploads.game_folder(data_dir(), record.id)
+    temps = [uploads.write_temp(folder, data, ext)]
+    try:
+        proposal = proposer()(game, str(temps[0]), profile=record.profile, data=str(data_dir()))
+        temps.append(uploads.write_temp(folder, proposal.rectified_jpeg, "jpg"))
+        temps.append(uploads.write_temp(folder, uploads.thumbnail(proposal.rectified_jpeg), "jpg"))
+        pid = secrets.token_hex(6)
+        name = f"pending-{pid}.{ext}"
+        board = str(proposal.board)
+        pending = store.Pending(pid, expected, board, board, bool(proposal.sure),
+                                list(proposal.alternatives), proposal.message, name)
+        with db.write() as conn:
+            fresh = store.find(conn, token)
+            store.expect_turn(fresh, expected)
+            store.save_pending(conn, fresh, pending)
+        files = uploads.names(name)
+        for temp, kind in zip(temps, ("photo", "board", "thumb"), strict=True):
+            temp.replace(folder / files[kind])
+        if fresh.pending:
+            uploads.remove_all(folder, fresh.pending.photo)
+    finally:
+        for temp in temps:
+            temp.unlink(missing_ok=True)
+    return done(token, "#pending")
+
+
+@bp.post("/g/<token>/confirm")
+def confirm(token: str):
+    expected, pid = form_int("turn"), request.form.get("pending", "")
+    with db.write() as conn:
+        record = store.find(conn, token)
+        store.expect_turn(record, expected)
+        pending = record.pending
+        if pending is None or pending.pid != pid:
+            raise store.Stale("this photo's proposal was replaced or discarded; reload the page")
+        game = store.build_game(record, data_dir())
+        board = Board.parse(pending.board, game.ruleset)
+        turn = game.play(board, sure=pending.sure, alternatives=pending.alternatives)
+        ext = pending.photo.rsplit(".", 1)[1]
+        store.add_turn(conn, record, turn.kind, str(turn.board) if turn.kind == "play" else None,
+                       pending.sure, pending.alternatives, f"{expected}.{ext}")
+    uploads.rename_all(uploads.game_folder(data_dir(), record.id), pending.photo,
+                       f"{expected}.{ext}")
+    return done(token)
+
+
+@bp.post("/g/<token>/discard")
+def discard(token: str):
+    with db.write() as conn:
+        record = store.find(conn, token)
+        store.drop_pending(conn, record)
+    if record.pending:
+        uploads.remove_all(uploads.game_folder(data_dir(), record.id), record.pending.photo)
+    return done(token)
+
+
+@bp.post("/g/<token>/cell")
+def cell(token: str):
+    """Correct one cell: a confirmed tile through the engine's fix (everything after it is
+    re-scored), otherwise the pending board; `symbol` lower case declares a star's letter."""
+    expected = form_int("turn")
+    name, symbol = request.form.get("cell", ""), request.form.get("symbol", "").strip()
+    row, col = parse_cell(name)
+    with db.write() as conn:
+        record = store.find(conn, token)
+        store.expect_turn(record, expected)
+        game = store.build_game(record, data_dir())
+        symbol = _checked_symbol(symbol, game.ruleset.alphabet)
+        placed = game.placed_turns().get((row, col))
+        if placed is not None:
+            _fix_confirmed(conn, record, game, placed, (row, col), symbol)
+        elif record.pending is not None:
+            _edit_pending(conn, record, (row, col), symbol)
+        else:
+            raise GameError(f"no tile on {name.upper()} and no photo waiting to be confirmed")
+    return done(token, "#board")
+
+
+def _checked_symbol(symbol: str, alphabet) -> str:
+    if symbol in (".", "*") or (len(symbol) == 1 and symbol.upper() in alphabet):
+        return symbol
+    raise BadInput(f"{symbol!r} is not a letter of this box (nor '*' for a star, '.' for empty)")
+
+
+def _fix_confirmed(conn, record, game, number: int, rc: tuple[int, int], symbol: str) -> None:
+    if symbol == ".":
+        raise GameError(f"turn {number} placed that tile; to take it back, undo the turn")
+    old = game.board[rc]
+    game.fix(number, cell_name(*rc), symbol)
+    store.save_boards(conn, record, game)
+    if record.pending is not None:
+        board = Board.parse(record.pending.board)
+        if board[rc] == old:
+            board.set(*rc, symbol)
+            record.pending.board = str(board)
+            store.save_pending(conn, record, record.pending)
+
+
+def _edit_pending(conn, record, rc: tuple[int, int], symbol: str) -> None:
+    board = Board.parse(record.pending.board)
+    board.set(*rc, symbol)
+    record.pending.board = str(board)
+    store.save_pending(conn, record, record.pending)
+
+
+@bp.post("/g/<token>/pass")
+def pass_turn(token: str):
+    expected = form_int("turn")
+    exchange = request.form.get("exchange") in ("1", "on", "true")
+    with db.write() as conn:
+        record = store.find(conn, token)
+        store.expect_turn(record, expected)
+        game = store.build_game(record, data_dir())
+        game.pass_turn(exchange=exchange)
+        store.add_turn(conn, record, "exchange" if exchange else "pass")
+    _drop_pending_files(record)
+    return done(token)
+
+
+@bp.post("/g/<token>/undo")
+def undo(token: str):
+    """Take back the last turn; `turn` is the number of the turn being taken back + 1."""
+    expected = form_int("turn")
+    with db.write() as conn:
+        record = store.find(conn, token)
+        store.expect_turn(record, expected)
+        if not record.turns:
+            raise GameError("nothing to undo: no turn has been played")
+        store.drop_last_turn(conn, record)
+    folder = uploads.game_folder(data_dir(), record.id)
+    uploads.remove_all(folder, record.turns[-1].photo)
+    _drop_pending_files(record)
+    return done(token)
+
+
+@bp.post("/g/<token>/end")
+def end(token: str):
+    expected = form_int("turn")
+    with db.write() as conn:
+        record = store.find(conn, token)
+        store.expect_turn(record, expected)
+        store.set_ended(conn, record)
+    _drop_pending_files(record)
+    return done(token)
+
+
+def _drop_pending_files(record) -> None:
+    if record.pending:
+        uploads.remove_all(uploads.game_folder(data_dir(), record.id), record.pending.photo)

@@ -1,0 +1,136 @@
+"""Training crops for the tile classifier, made from rendered photos only.
+
+    >>> crops, labels = shot_samples(1_100_000)       # one rendered photo's crops
+    >>> crops.shape[1:], GLYPHS[labels[0]]
+    ((48, 48, 3), 'Ж')
+
+Each photo is rendered from a random board, its grid corners taken from the renderer's ground
+truth moved by a few % of a cell or from locate_board's own answer, rectified and cut by
+vision.cells — the very cutter used at run time — with extra per-crop shift and scale.
+Seeds fully determine the data; evaluation uses EVAL_SEEDS and held-out fonts.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+
+import cv2
+import numpy as np
+
+from engine.errors import PhotoError
+from vision.cells import CELL, GRID, board_image, cut_cell
+from vision.classifier import CYRILLIC, GLYPHS, LATIN, glyph_of
+from vision.locate import locate_board
+from vision.render import STYLES, render_photo
+
+TRAIN_SEEDS = range(1_000_000, 9_000_000)
+EVAL_SEEDS = range(9_000_000, 9_100_000)
+CORNER_JITTER = 0.05  # cells: sd of the error added to each true grid corner
+SHIFT = 0.09  # cells: sd of the extra per-crop shift
+MAX_SHIFT = 0.22  # cells
+SCALE = 0.07  # sd of the log of the extra per-crop scale
+PLAIN_EMPTY_KEEP = 0.3  # share of plain empty squares kept (they are many and alike)
+STAR_SHARE = 0.04  # share of tiles that are stars (or blanks)
+
+
+def random_board(rng: np.random.Generator, alphabet: str) -> list[str]:
+    """Tiles scattered at random (runs, clusters and lone tiles), letters drawn uniformly."""
+    fill = rng.uniform(0.1, 0.6)
+    cells = rng.random((GRID, GRID)) < fill
+    letters = rng.choice(list(alphabet), size=(GRID, GRID))
+    star = rng.random((GRID, GRID)) < STAR_SHARE
+    rows = []
+    for r in range(GRID):
+        row = []
+        for c in range(GRID):
+            if not cells[r, c]:
+                row.append(".")
+            elif star[r, c]:
+                row.append("*" if rng.random() < 0.7 else letters[r, c].lower())
+            else:
+                row.append(letters[r, c])
+        rows.append("".join(row))
+    return rows
+
+
+def _alphabet(style: str, rng: np.random.Generator) -> str:
+    """Boards of Эрудит styles mostly in Cyrillic; Scrabble styles mostly in Latin."""
+    cyrillic_share = 0.8 if style.startswith("erudit") else 0.3
+    if rng.random() < cyrillic_share:
+        return CYRILLIC if rng.random() < 0.5 else CYRILLIC.replace("Ё", "")
+    return LATIN
+
+
+def shot_samples(seed: int, fonts: str = "train", jitter: bool = True):
+    """Crops (n, 48, 48, 3) uint8 and glyph labels (n,) from one rendered photo."""
+    rng = np.random.default_rng(seed)
+    style = STYLES[int(rng.integers(len(STYLES)))]
+    board = random_board(rng, _alphabet(style, rng))
+    shot = render_photo(board, seed=seed, style=style, fonts=fonts)
+    cell = _cell_size(shot.corners)
+    variants = [shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32)]
+    if jitter:
+        variants.append(_located(shot, cell) if rng.random() < 0.5 else
+                        shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32))
+    else:
+        variants = [shot.corners]
+    crops, labels = [], []
+    for corners in variants:
+        top = board_image(shot.image, corners)
+        for r in range(GRID):
+            for c in range(GRID):
+                symbol = board[r][c]
+                if symbol == "." and shot.layout[r][c] == "." and rng.random() > PLAIN_EMPTY_KEEP:
+                    continue
+                crops.append(_cut(top, r, c, rng, jitter))
+                labels.append(GLYPHS.index(glyph_of(symbol)))
+    return np.asarray(crops, np.uint8), np.asarray(labels, np.uint8)
+
+
+def _cut(top: np.ndarray, r: int, c: int, rng: np.random.Generator, jitter: bool) -> np.ndarray:
+    if not jitter or rng.random() < 0.2:
+        return cut_cell(top, r, c)
+    dx, dy = np.clip(rng.normal(0, SHIFT * CELL, 2), -MAX_SHIFT * CELL, MAX_SHIFT * CELL)
+    scale = float(np.exp(np.clip(rng.normal(0, SCALE), -0.18, 0.2)))
+    return cut_cell(top, r, c, dx=float(dx), dy=float(dy), scale=scale)
+
+
+def _cell_size(corners: np.ndarray) -> float:
+    edges = np.roll(corners, -1, axis=0) - corners
+    return float(np.hypot(edges[:, 0], edges[:, 1]).mean()) / GRID
+
+
+def _located(shot, cell: float) -> np.ndarray:
+    """locate_board's corners put in board order; the true ones if it missed by > half a cell."""
+    try:
+        found = locate_board(shot.image).corners
+    except PhotoError:
+        return shot.corners
+    best = min((np.roll(found, -k, axis=0) for k in range(4)),
+               key=lambda q: float(np.abs(q - shot.corners).max()))
+    if np.abs(best - shot.corners).max() > 0.5 * cell:
+        return shot.corners
+    return best.astype(np.float32)
+
+
+def _work(args):
+    cv2.setNumThreads(1)
+    seed, fonts, jitter = args
+    return shot_samples(seed, fonts, jitter)
+
+
+def generate(seeds, *, fonts: str = "train", workers: int = 1, jitter: bool = True):
+    """All crops and labels of the given render seeds, in seed order; prints progress."""
+    seeds = list(seeds)
+    jobs = [(s, fonts, jitter) for s in seeds]
+    crops, labels = [], []
+    start = time.time()
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        for i, (c, y) in enumerate(pool.imap(_work, jobs, chunksize=2), 1):
+            crops.append(c)
+            labels.append(y)
+            if i % 50 == 0 or i == len(jobs):
+                print(f"rendered {i}/{len(jobs)} photos, {sum(map(len, labels))} crops, "
+                      f"{time.time() - start:.0f}s", flush=True)
+    return np.concatenate(crops), np.concatenate(labels)

@@ -1,0 +1,85 @@
+"""Shared helpers for the rules tests: boards from a few placements, rulesets written to a
+temporary folder, and the path to the real data in ../shared (skipped when absent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.board import COLUMNS, Board, parse_cell
+from engine.game import Game
+from engine.move import find_move
+from engine.ruleset import load_ruleset
+from engine.score import score_move
+
+REPO = Path(__file__).resolve().parents[1]
+BOARDS = Path(__file__).resolve().parent / "boards"
+ERUDIT = load_ruleset("erudit")
+
+
+def place(board: Board, cell: str, word: str, across: bool = True) -> Board:
+    """The board with `word` written from `cell`; `.` in the word steps over a tile already there.
+
+    >>> place(Board(), "G8", "КОТ")["H8"]
+    'О'
+    """
+    row, col = parse_cell(cell)
+    dr, dc = (0, 1) if across else (1, 0)
+    after = board.copy()
+    for i, symbol in enumerate(word):
+        if symbol != ".":
+            after.set(row + dr * i, col + dc * i, symbol)
+    return after
+
+
+def board_with(*placements: tuple[str, str, bool], start: Board | None = None) -> Board:
+    """A board from (cell, word, across) placements, e.g. ("G8", "КОТ", True)."""
+    board = start.copy() if start is not None else Board()
+    for cell, word, across in placements:
+        board = place(board, cell, word, across)
+    return board
+
+
+def score_of(before: Board, after: Board, ruleset=ERUDIT):
+    """The Score of the move from `before` to `after` (legality checked on the way)."""
+    return score_move(before, find_move(before, after, ruleset), ruleset)
+
+
+def play_all(game: Game, *placements: tuple[str, str, bool]):
+    """Play each placement as the next turn on the game's current board; returns the turns."""
+    return [game.play(place(game.board, *p)) for p in placements]
+
+
+def write_ruleset(folder: Path, name: str, base: str = "erudit", **changes) -> Path:
+    """A copy of a bundled ruleset with some fields changed, saved as folder/name.json."""
+    data = json.loads((REPO / "engine" / "rulesets" / f"{base}.json").read_text("utf-8"))
+    data.update(name=name, **changes)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def cell_of(row: int, col: int) -> str:
+    return f"{COLUMNS[col]}{row + 1}"
+
+
+@pytest.fixture
+def shared() -> Path:
+    """The read-only real data next to the repository (repo_root/../shared)."""
+    path = REPO.parent / "shared"
+    if not path.is_dir():
+        pytest.skip(f"real data folder {path} is absent (it lives next to the repository, "
+                    "never inside it)")
+    return path
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch) -> Path:
+    """An empty user data folder, so no test sees (or writes) the real user's data."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    monkeypatch.setenv("ERUDIT_DATA", str(folder))
+    return folder

@@ -1,0 +1,118 @@
+"""The most probable legal move from a noisy reading: what the game knows corrects the photo."""
+
+import numpy as np
+import pytest
+
+from engine.board import Board
+from engine.infer import agreement, deduce_stars, infer_move, rotate_probs
+from engine.ruleset import load_ruleset
+
+ERUDIT = load_ruleset("erudit")
+LABELS = [".", "*", *ERUDIT.alphabet]
+
+
+def board(*placements) -> Board:
+    b = Board()
+    for cell_row, cell_col, word, across in placements:
+        for i, ch in enumerate(word):
+            b.set(cell_row + (0 if across else i), cell_col + (i if across else 0), ch)
+    return b
+
+
+def reading(b: Board, sure: float = 0.97) -> np.ndarray:
+    """A reading that is right everywhere with probability `sure`, the rest spread evenly."""
+    probs = np.full((15, 15, len(LABELS)), (1 - sure) / (len(LABELS) - 1))
+    for row in range(15):
+        for col in range(15):
+            symbol = b[row, col]
+            symbol = "*" if symbol.islower() else symbol
+            probs[row, col, LABELS.index(symbol)] = sure
+    return probs
+
+
+def set_cell(probs, row, col, **p):
+    probs[row, col] = 1e-4
+    for symbol, value in p.items():
+        probs[row, col, LABELS.index(symbol)] = value
+    probs[row, col] /= probs[row, col].sum()
+
+
+def test_clean_reading_gives_the_move():
+    before = board((7, 6, "КОТ", True))
+    after = board((7, 6, "КОТ", True), (5, 7, "СО", False), (8, 7, "К", False))
+    result = infer_move(before, reading(after), LABELS, ERUDIT)
+    assert result.board == after and result.sure
+
+
+def test_hidden_old_tile_is_kept():
+    before = board((7, 6, "КОТ", True))
+    after = board((7, 6, "КОТ", True), (8, 8, "ОК", False))
+    probs = reading(after)
+    set_cell(probs, 7, 6, **{".": 0.99})          # a hand over К
+    result = infer_move(before, probs, LABELS, ERUDIT)
+    assert result.board == after
+
+
+def test_misread_old_letter_does_not_change_history():
+    before = board((7, 6, "КОТ", True))
+    after = board((7, 6, "КОТ", True), (8, 8, "ОК", False))
+    probs = reading(after)
+    set_cell(probs, 7, 7, Л=0.9, О=0.1)          # О misread as Л in this photo
+    assert infer_move(before, probs, LABELS, ERUDIT).board == after
+
+
+def test_false_tile_off_the_line_is_dropped():
+    before = board((7, 6, "КОТ", True))
+    after = board((7, 6, "КОТ", True), (8, 8, "ОК", False))
+    probs = reading(after)
+    set_cell(probs, 1, 1, Р=0.8, **{".": 0.2})    # a blue square mistaken for a tile
+    assert infer_move(before, probs, LABELS, ERUDIT).board == after
+
+
+def test_dictionary_decides_between_two_close_letters():
+    before = board((7, 6, "КОТ", True))
+    after = board((7, 6, "КОТ", True), (6, 7, "Р", False), (8, 7, "Т", False))    # РОТ down H7
+    probs = reading(after)
+    set_cell(probs, 6, 7, Р=0.48, Б=0.52)        # Р/Б confusable: БОТ is not a noun here
+    result = infer_move(before, probs, LABELS, ERUDIT)
+    assert result.board["H7"] in "РБ"
+    assert result.board == after or not result.sure
+
+
+def test_unsure_move_lists_alternatives_with_scores():
+    before = board((7, 6, "КОТ", True))
+    after = board((7, 6, "КОТ", True), (8, 8, "ОК", False))
+    probs = reading(after)
+    set_cell(probs, 9, 8, К=0.5, Н=0.5)  # ТОК (2+1×2+2=6) or ТОН (2+1×2+1=5): both nouns
+    result = infer_move(before, probs, LABELS, ERUDIT)
+    assert not result.sure
+    assert result.board["I10"] in "КН"
+    other = result.alternatives[0]
+    assert other["tiles"][-1]["letter"] in "КН" and other["score"] in (5, 6) and 0.3 < other["p"] < 0.7
+
+
+def test_unchanged_board_is_a_pass():
+    before = board((7, 6, "КОТ", True))
+    assert infer_move(before, reading(before), LABELS, ERUDIT).board == before
+
+
+def test_first_move_must_cover_the_centre():
+    after = board((7, 6, "КОТ", True))
+    probs = reading(after)
+    set_cell(probs, 0, 0, Ж=0.9, **{".": 0.1})    # a loose tile in the corner
+    assert infer_move(Board(), probs, LABELS, ERUDIT).board == after
+
+
+@pytest.mark.parametrize("turns", [1, 2, 3])
+def test_alignment_finds_the_side_the_photo_was_taken_from(turns):
+    before = board((7, 6, "КОТ", True), (5, 8, "ТОК", False))
+    probs = rotate_probs(reading(before), turns)
+    scores = [agreement(before, rotate_probs(probs, -k), LABELS) for k in range(4)]
+    assert int(np.argmax(scores)) == turns
+
+
+def test_star_letter_deduced_when_only_one_letter_makes_words():
+    before = board((7, 6, "КОТ", True))
+    after = board((7, 6, "КОТ", True), (8, 6, "*", False), (9, 6, "ША", True))
+    result = deduce_stars(before, after, ERUDIT)
+    assert result["G9"] in ("*", result["G9"].lower())

@@ -1,0 +1,155 @@
+"""The synthetic photo renderer: shapes, ground truth, determinism, styles, font split."""
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.render import STYLES, font_paths, render_photo
+
+EMPTY = ["." * 15] * 15
+WORDS = [
+    "...............",
+    ".....С.........",
+    ".....Л.........",
+    ".....О.........",
+    ".....Н.........",
+    "...............",
+    "...............",
+    "....КОТ*Щ......",
+    ".......ь.......",
+    "...............",
+    "...............",
+    "...............",
+    "...............",
+    "...............",
+    "...............",
+]
+SIZE = (960, 720)
+
+
+def one_tile(cell_letter="Ж"):
+    rows = [list(r) for r in EMPTY]
+    rows[7][7] = cell_letter  # H8
+    return ["".join(r) for r in rows]
+
+
+def rectify(shot, cell=40):
+    side = 15 * cell
+    dst = np.float32([[0, 0], [side, 0], [side, side], [0, side]])
+    m = cv2.getPerspectiveTransform(shot.corners, dst)
+    return cv2.warpPerspective(shot.image, m, (side, side))
+
+
+def cell_mean(flat, col, row, cell=40):
+    """Mean BGR of the middle of a cell (0-based column, row)."""
+    q = cell // 4
+    return flat[row * cell + q: (row + 1) * cell - q, col * cell + q: (col + 1) * cell - q].reshape(-1, 3).mean(0)
+
+
+def test_shape_dtype_and_fields():
+    shot = render_photo(WORDS, seed=1, size=SIZE)
+    assert shot.image.shape == (720, 960, 3) and shot.image.dtype == np.uint8
+    assert shot.corners.shape == (4, 2) and shot.corners.dtype == np.float32
+    assert shot.board == WORDS and shot.style in STYLES and len(shot.layout) == 15
+    assert shot.orientation in (0, 90, 180, 270)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_corners_inside_and_match_orientation(seed):
+    shot = render_photo(WORDS, seed=seed, size=SIZE, clutter=False)
+    c = shot.corners
+    assert (c >= 0).all() and (c[:, 0] <= SIZE[0]).all() and (c[:, 1] <= SIZE[1]).all()
+    # board order runs clockwise in the image (y down): positive signed area
+    area = 0.5 * sum(c[i, 0] * c[(i + 1) % 4, 1] - c[(i + 1) % 4, 0] * c[i, 1] for i in range(4))
+    assert area > 0.02 * SIZE[0] * SIZE[1]
+    top = c[1] - c[0]
+    angle = math.degrees(math.atan2(top[1], top[0])) % 360
+    diff = (angle - shot.orientation + 180) % 360 - 180
+    assert abs(diff) <= 45.001
+
+
+def test_deterministic_by_seed():
+    a = render_photo(WORDS, seed=7, size=SIZE)
+    b = render_photo(WORDS, seed=7, size=SIZE)
+    c = render_photo(WORDS, seed=8, size=SIZE)
+    assert np.array_equal(a.image, b.image) and np.array_equal(a.corners, b.corners)
+    assert not np.array_equal(a.image, c.image)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_every_style_renders_in_both_poses(style):
+    for pose in ("any", "frontal"):
+        shot = render_photo(WORDS, seed=3, style=style, pose=pose)
+        assert shot.style == style
+        h, w = shot.image.shape[:2]
+        assert min(h, w) >= 720 and max(h, w) <= 2000
+        assert shot.image.std() > 10  # not a blank frame
+
+
+def test_frontal_pose_is_upright_and_large():
+    for seed in range(4):
+        shot = render_photo(WORDS, seed=seed, pose="frontal", size=SIZE)
+        assert shot.orientation == 0
+        width = np.linalg.norm(shot.corners[1] - shot.corners[0])
+        assert width > 0.5 * min(SIZE)
+
+
+def test_font_split_is_disjoint_and_covers_all():
+    train, held, every = font_paths("train"), font_paths("heldout"), font_paths("all")
+    assert train and held
+    assert not set(train) & set(held)
+    assert set(train) | set(held) == set(every)
+    assert 0.05 < len(held) / len(every) < 0.3
+    with pytest.raises(ValueError):
+        font_paths("test")
+
+
+def test_heldout_fonts_render():
+    shot = render_photo(WORDS, seed=2, fonts="heldout", size=SIZE)
+    assert shot.image.shape == (720, 960, 3)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rectified_tile_and_premium_colours(seed):
+    shot = render_photo(one_tile(), seed=seed, style="erudit-black", pose="frontal", clutter=False)
+    flat = rectify(shot)
+    b, g, r = cell_mean(flat, 7, 7)          # H8: blue tile over the white centre
+    assert b > r + 40 and b > g
+    b, g, r = cell_mean(flat, 0, 0)          # A1: empty red ×3 word square
+    assert r > b + 40 and r > g + 20
+    plain = cell_mean(flat, 1, 0)            # B1: plain black square
+    assert plain.max() < 110
+    empty = rectify(render_photo(EMPTY, seed=seed, style="erudit-black", pose="frontal", clutter=False))
+    assert cell_mean(empty, 7, 7).min() > 150  # the centre square is white when no tile covers it
+
+
+def test_star_tile_drawn_for_lower_case():
+    shot = render_photo(one_tile("к"), seed=5, style="erudit-black", pose="frontal", clutter=False)
+    centre = rectify(shot)[7 * 40 + 8: 8 * 40 - 8, 7 * 40 + 8: 8 * 40 - 8]
+    blue = (centre[..., 0].astype(int) - centre[..., 2]) > 40
+    white = centre.min(axis=2) > 150
+    assert blue.mean() > 0.3 and 0.02 < white.mean() < 0.5
+
+
+def test_english_style_uses_scrabble_layout():
+    shot = render_photo(EMPTY, seed=1, style="scrabble-hasbro", size=SIZE)
+    assert shot.layout[5][5] == "L" and shot.layout[7][7] == "w"
+
+
+def test_bad_board_is_rejected():
+    with pytest.raises(ValueError):
+        render_photo(["..."], seed=0)
+    with pytest.raises(ValueError):
+        render_photo(EMPTY, seed=0, style="chess")
+
+
+def test_corners_are_exact_on_grid_lines():
+    """The dark grid walls of a rectified empty board fall on multiples of the cell size."""
+    shot = render_photo(EMPTY, seed=4, style="erudit-black", pose="frontal", clutter=False)
+    flat = cv2.cvtColor(rectify(shot, cell=40), cv2.COLOR_BGR2GRAY).astype(float)
+    profile = flat[:, 20:-20].mean(axis=1)
+    for k in range(1, 15):
+        window = profile[k * 40 - 10: k * 40 + 11]
+        assert abs(int(np.argmin(window)) - 10) <= 3

@@ -1,0 +1,133 @@
+"""Photo → board text: find the grid, cut the cells, classify them, turn the board upright.
+
+    >>> reading = read_photo("turn3.jpg", ruleset="erudit")
+    >>> reading.board[7], reading.orientation, reading.uncertain[:1]
+    ('ПРОКРАСТИНАЦИЯ.', 0, [{'cell': 'C7', 'candidates': [['*', 0.81], ['Ж', 0.12]]}])
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.ruleset import Ruleset, load_ruleset
+from vision.cells import GRID, board_crops
+from vision.classifier import EMPTY, STAR, labels_for, load_model, masked
+from vision.locate import Location, locate_board
+from vision.photo import load_photo
+
+SURE = 0.9  # a cell whose best symbol is less likely than this is reported as uncertain
+CANDIDATES = 3  # at most this many symbols offered for an uncertain cell
+MIN_CANDIDATE = 0.01  # symbols less likely than this are not worth offering
+TILE = 0.5  # a cell is a tile when the empty class has less than this probability
+MAYBE_TILE = 0.98  # cells below this empty probability are re-read once the upright is known
+ORIENTATION_TILES = 24  # the clearest tiles are enough to tell which way is up
+COLUMNS = "ABCDEFGHIJKLMNO"
+
+
+@dataclass
+class Reading:
+    """What a photo shows: the upright board text and how sure each cell is."""
+
+    board: list[str]
+    orientation: int  # 0/90/180/270: how far the upright board is turned clockwise in the photo
+    corners: np.ndarray  # (4, 2) grid corners in the photo, board order TL, TR, BR, BL
+    labels: list[str]  # the K symbols of `probs`: '.', '*', then the ruleset's letters
+    probs: np.ndarray  # (15, 15, K), upright board order
+    uncertain: list[dict]
+    location: Location
+    embeddings: np.ndarray = field(repr=False, default=None)  # (15, 15, D) for box calibration
+    ms: float | None = None
+
+    @property
+    def quality(self) -> float:
+        return self.location.quality
+
+
+def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None) -> Reading:
+    """Open and read one photo; `.ms` is the time from opening the file to the board."""
+    load_model()  # one-time loading is not part of a photo's time
+    start = time.perf_counter()
+    reading = read_board(load_photo(path), ruleset=ruleset, profile=profile)
+    reading.ms = (time.perf_counter() - start) * 1000
+    return reading
+
+
+def read_board(image: np.ndarray, *, ruleset: str | Ruleset = "erudit", profile=None) -> Reading:
+    """Read every cell of the board in a BGR photo (PhotoError when no board can be read).
+
+    `profile` is a calibrated box: any object with `adjust(log_probs, embeddings, glyphs)`
+    returning corrected glyph log-probabilities; None reads with the general model alone.
+    """
+    rules = load_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
+    location = locate_board(image)
+    crops = board_crops(image, location.corners).reshape(GRID * GRID, *_crop_shape())
+    log_probs, embeddings, turns = _classify_upright(crops, rules.alphabet)
+    if profile is not None:
+        log_probs = profile.adjust(log_probs, embeddings, load_model().glyphs)
+    labels = labels_for(rules.alphabet)
+    probs = masked(log_probs, load_model().columns(labels))
+    grid = np.rot90(probs.reshape(GRID, GRID, -1), turns, axes=(0, 1))
+    board = ["".join(labels[i] for i in row) for row in grid.argmax(axis=2)]
+    return Reading(
+        board=board, orientation=90 * turns, corners=np.roll(location.corners, -turns, axis=0),
+        labels=labels, probs=np.ascontiguousarray(grid), uncertain=uncertain_cells(grid, labels),
+        location=location,
+        embeddings=np.ascontiguousarray(np.rot90(embeddings.reshape(GRID, GRID, -1), turns)),
+    )
+
+
+def _crop_shape() -> tuple[int, int, int]:
+    size = load_model().size
+    return size, size, 3
+
+
+def _classify_upright(crops: np.ndarray, alphabet) -> tuple[np.ndarray, np.ndarray, int]:
+    """Glyph log-probabilities and embeddings of every crop read upright, and the quarter
+    turns (counter-clockwise) that make the board upright."""
+    model = load_model()
+    log_probs, embeddings = model.run(crops)
+    empty = np.exp(log_probs[:, model.glyphs.index(EMPTY)])
+    turns = find_turns(crops, empty, alphabet)
+    if turns:
+        again = np.flatnonzero(empty < MAYBE_TILE)
+        turned = np.rot90(crops[again], turns, axes=(1, 2))
+        log_probs[again], embeddings[again] = model.run(np.ascontiguousarray(turned))
+    return log_probs, embeddings, turns
+
+
+def find_turns(crops: np.ndarray, empty: np.ndarray, alphabet) -> int:
+    """How many quarter turns counter-clockwise make the letters upright (0 without tiles).
+
+    Each clear tile is classified in all four turns; the turn whose best letter-or-star
+    reading is most likely over all of them wins. The '~' class (a letter seen turned) takes
+    the probability away from letters in the wrong turns.
+    """
+    model = load_model()
+    tiles = np.flatnonzero(empty < TILE)
+    if len(tiles) == 0:
+        return 0
+    tiles = tiles[np.argsort(empty[tiles])][:ORIENTATION_TILES]
+    letters = model.columns([STAR, *alphabet])
+    batch = np.concatenate([np.rot90(crops[tiles], k, axes=(1, 2)) for k in range(4)])
+    log_probs, _ = model.run(np.ascontiguousarray(batch))
+    best = log_probs[:, letters].max(axis=1).reshape(4, len(tiles))
+    return int(np.argmax(best.sum(axis=1)))
+
+
+def uncertain_cells(grid: np.ndarray, labels: list[str]) -> list[dict]:
+    """Cells whose best symbol is below SURE, with up to CANDIDATES likely symbols each."""
+    out = []
+    for r in range(GRID):
+        for c in range(GRID):
+            p = grid[r, c]
+            if p.max() >= SURE:
+                continue
+            order = np.argsort(-p)[:CANDIDATES]
+            candidates = [[labels[i], round(float(p[i]), 3)] for i in order
+                          if p[i] >= MIN_CANDIDATE]
+            out.append({"cell": f"{COLUMNS[c]}{r + 1}", "candidates": candidates})
+    return out
+
