@@ -26,12 +26,8 @@ def _print_json(obj) -> None:
 
 def _ruleset(args) -> Ruleset:
     ruleset = load_ruleset(args.ruleset or "erudit", data_dir(getattr(args, "data", None)))
-    profile = getattr(args, "profile", None)
-    if profile:
-        from calibration.profile import load_profile
-
-        ruleset = load_profile(profile, data_dir(args.data)).apply_to(ruleset)
-    return ruleset
+    box = _box(args)
+    return box.apply_to(ruleset) if box is not None else ruleset
 
 
 # -- rulesets ----------------------------------------------------------------------------
@@ -51,6 +47,88 @@ def cmd_rulesets(args) -> int:
         print(f"{r['name']:<15} {r['title']}\n{'':<15} alphabet {r['alphabet']} · rack {r['rack']}"
               f" · all-rack bonus {r['bonus']} · {r['tiles']} tiles ({r['stars']} stars)"
               f" · layout {r['layout']}")
+    return 0
+
+
+# -- read --------------------------------------------------------------------------------
+def cmd_read(args) -> int:
+    from vision.read import read_photo
+
+    ruleset = _ruleset(args)
+    box = _box(args)
+    failed = 0
+    for path in args.photos:
+        try:
+            reading = read_photo(path, ruleset=ruleset, profile=box)
+        except EruditError as exc:
+            failed += 1
+            reason = str(exc).removeprefix(f"{path}: ")
+            print(f"erudit: {path}: {reason}", file=sys.stderr)
+            if args.json:
+                _print_json({"image": path, "error": reason})
+            continue
+        _show_reading(path, reading, args.json)
+    return 1 if failed else 0
+
+
+def _show_reading(path: str, reading, as_json: bool) -> None:
+    record = {
+        "image": path, "board": reading.board, "orientation": reading.orientation,
+        "corners": [[round(float(x), 1), round(float(y), 1)] for x, y in reading.corners],
+        "uncertain": reading.uncertain, "ms": round(reading.ms, 1),
+    }
+    if as_json:
+        _print_json(record)
+        return
+    print(f"{path}  (turned {reading.orientation}°, {reading.ms:.0f} ms)")
+    print("   " + "ABCDEFGHIJKLMNO")
+    for number, row in enumerate(reading.board, 1):
+        print(f"{number:>2} {row}")
+    for cell in reading.uncertain:
+        options = ", ".join(f"{s} {p:.0%}" for s, p in cell["candidates"])
+        print(f"   unsure {cell['cell']}: {options}")
+
+
+def _box(args):
+    """The calibrated box named by --profile, or None for the general model."""
+    if not getattr(args, "profile", None):
+        return None
+    from calibration.profile import load_profile
+
+    return load_profile(args.profile, data_dir(args.data))
+
+
+# -- demo --------------------------------------------------------------------------------
+def cmd_demo(args) -> int:
+    from engine import report
+    from sample_images.game import replay_sample
+
+    game, expected = replay_sample(data=args.data)
+    print(report.scoreboard(game))
+    got = [t.score.total for t in game.turns]
+    if got == expected["scores"] and game.totals == expected["totals"]:
+        print("every score matches the sample game's recorded scores")
+        return 0
+    print(f"MISMATCH: recorded scores {expected['scores']}, read {got}", file=sys.stderr)
+    return 1
+
+
+# -- serve -------------------------------------------------------------------------------
+def cmd_serve(args) -> int:
+    from companion_app.web import serve
+
+    serve(args.host, args.port, data_dir(args.data))
+    return 0
+
+
+# -- calibrate ---------------------------------------------------------------------------
+def cmd_calibrate(args) -> int:
+    from calibration.profile import build_profile
+
+    ruleset = load_ruleset(args.ruleset or "erudit", data_dir(args.data))
+    profile = build_profile(args.empty, args.alphabet, args.name, ruleset, data_dir(args.data))
+    for line in profile.summary():
+        print(line)
     return 0
 
 
@@ -77,7 +155,7 @@ def cmd_replay(args) -> int:
         else:
             from companion_app.photos import replay_photos
 
-            replay_photos(game, args.inputs, profile=args.profile, data=args.data)
+            replay_photos(game, args.inputs, profile=_box(args))
     if args.gcg:
         _write_gcg(game, args.gcg)
     if args.json:
@@ -157,6 +235,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gcg", metavar="OUT", help="also write the game as a GCG record")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_replay)
+
+    p = sub.add_parser("read", help="read the board in photos")
+    p.add_argument("photos", nargs="+", metavar="PHOTO")
+    p.add_argument("--ruleset", help="ruleset name or .json file (default erudit)")
+    p.add_argument("--profile", help="a calibrated box (see `erudit calibrate`)")
+    p.add_argument("--json", action="store_true", help="one JSON object per photo per line")
+    p.set_defaults(run=cmd_read)
+
+    p = sub.add_parser("demo", help="replay the bundled sample game from its photos")
+    p.set_defaults(run=cmd_demo)
+
+    p = sub.add_parser("serve", help="the companion web app for phones at the table")
+    p.add_argument("--host", default="0.0.0.0", help="address to listen on (default all)")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(run=cmd_serve)
+
+    p = sub.add_parser("calibrate", help="teach the companion one particular box")
+    p.add_argument("--empty", required=True, metavar="PHOTO", help="a photo of the empty board")
+    p.add_argument("--alphabet", metavar="PHOTO",
+                   help="a photo of the tiles laid out in alphabet order, row by row")
+    p.add_argument("--name", required=True, help="the profile's name")
+    p.add_argument("--ruleset", help="ruleset name (default erudit)")
+    p.set_defaults(run=cmd_calibrate)
 
     for command in sub.choices.values():
         _add_data_flag(command)

@@ -66,7 +66,7 @@ class Game:
         self.target = target
         self.word_check = word_check
         self.adjustments: list[tuple[int, int, str]] = []
-        self._adjusted_after: list[int] = []   # turns played when each adjustment was made
+        self._adjusted_after: list[int | None] = []   # turns played then; None: made by end()
         self.ended = False
         self._inputs: list[_Input] = []
         self.turns: list[Turn] = []
@@ -142,9 +142,7 @@ class Game:
         turn = self.turns.pop()
         self.ended = False
         # only what came after the undone turn goes with it (a GCG withdrawal keeps old bonuses)
-        keep = [i for i, n in enumerate(self._adjusted_after) if n <= len(self.turns)]
-        self.adjustments = [self.adjustments[i] for i in keep]
-        self._adjusted_after = [self._adjusted_after[i] for i in keep]
+        self._keep_adjustments(lambda n: n is not None and n <= len(self.turns))
         return turn
 
     def fix(self, number: int, cell: str, symbol: str) -> None:
@@ -152,6 +150,8 @@ class Game:
         if not 1 <= number <= len(self.turns):
             raise GameError(f"no turn {number} (the game has {len(self.turns)} turns)")
         row, col = parse_cell(cell)
+        if not (symbol == STAR or symbol.upper() in self.ruleset.alphabet):
+            raise GameError(f"{cell}: {symbol!r} is not a letter of the {self.ruleset.name} box")
         turn = self.turns[number - 1]
         if (row, col) not in {(p.row, p.col) for p in turn.move.placements}:
             raise GameError(f"turn {number} placed no tile on {cell}")
@@ -171,23 +171,28 @@ class Game:
     def end(self, racks: dict[int, str] | None = None) -> None:
         """End the game by agreement; with the racks left, apply the usual rack adjustments:
         each player loses their rack's value, and a player who went out gains the others'."""
-        self.adjustments.clear()
-        self._adjusted_after.clear()
+        self._keep_adjustments(lambda n: n is not None)    # a challenge bonus stays
         if racks:
-            values = {p: sum(self.ruleset.value(ch) for ch in rack if ch != " ")
-                      for p, rack in racks.items()}
+            values = {p: sum(self.ruleset.value("*" if ch == "?" else ch) for ch in rack
+                             if not ch.isspace()) for p, rack in racks.items()}
             out = [p for p in range(len(self.players)) if not racks.get(p)]
             for player, value in values.items():
                 if value:
-                    self.adjust(player, -value, f"rack {racks[player]}")
+                    self.adjust(player, -value, f"rack {racks[player]}", by_end=True)
             if len(out) == 1:
-                self.adjust(out[0], sum(values.values()), "went out")
+                self.adjust(out[0], sum(values.values()), "went out", by_end=True)
         self.ended = True
 
-    def adjust(self, player: int, points: int, note: str) -> None:
+    def adjust(self, player: int, points: int, note: str, by_end: bool = False) -> None:
         """A recorded adjustment (end-of-game rack points, a challenge bonus, a time penalty)."""
         self.adjustments.append((player, points, note))
-        self._adjusted_after.append(len(self.turns))
+        self._adjusted_after.append(None if by_end else len(self.turns))
+
+    def _keep_adjustments(self, keep) -> None:
+        pairs = [(a, n) for a, n in zip(self.adjustments, self._adjusted_after, strict=True)
+                 if keep(n)]
+        self.adjustments = [a for a, _ in pairs]
+        self._adjusted_after = [n for _, n in pairs]
 
     def _check_open(self) -> None:
         if self.finished:
@@ -215,11 +220,9 @@ class Game:
         inp, number = self._inputs[index], index + 1
         before = self.board
         player = index % len(self.players)
-        if inp.board is None:
-            move = Move()
-        else:
-            move = find_move(before, inp.board, self.ruleset, turn=number)
-            self._check_star_debt(move, player, number)
+        move = Move() if inp.board is None else find_move(before, inp.board, self.ruleset,
+                                                          turn=number)
+        self._check_star_debt(move, player, number)     # a pass does not escape it either
         score = score_move(before, move, self.ruleset, self.placed_turns())
         totals = list(self.turns[-1].totals) if self.turns else [0] * len(self.players)
         totals[player] += score.total

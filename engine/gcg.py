@@ -1,7 +1,8 @@
 """Game records in GCG notation: read a record into a game, write a game as a record.
 
 Placement moves become boards and go through the same board → move → score path as
-photos. Our own pragma `#ruleset NAME` names the box's rules; stars unknown to GCG are `?`.
+photos. Our own pragmas: `#ruleset NAME` names the box's rules, `#swap CELL LETTER` after a
+move says it swapped the star on CELL for LETTER; stars unknown to GCG are `?`.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.board import Board, parse_position, position
-from engine.errors import MoveError, RecordError
+from engine.board import Board, parse_cell, parse_position, position
+from engine.errors import BoardTextError, MoveError, RecordError
 from engine.files import why
 from engine.game import Game
 from engine.ruleset import Ruleset
@@ -32,6 +33,7 @@ class Event:
     score: int = 0
     total: int | None = None
     rack: str = ""
+    swaps: list[tuple[str, str]] = field(default_factory=list)   # (cell, letter) from #swap
 
 
 @dataclass
@@ -67,6 +69,8 @@ def parse_record(text: str, source: str = "record") -> Record:
             record.players.append((parts[1], parts[2] if len(parts) > 2 else parts[1]))
         elif line.startswith("#ruleset"):
             record.ruleset = line.split(None, 1)[1].strip() if " " in line else None
+        elif line.startswith("#swap"):
+            _parse_swap(record, line, f"{source}: line {number}")
         elif line.startswith(">"):
             record.events.append(_parse_event(line, number, source))
     for event in record.events:
@@ -75,6 +79,13 @@ def parse_record(text: str, source: str = "record") -> Record:
     if not record.events:
         raise RecordError(f"{source}: no moves in the record")
     return record
+
+
+def _parse_swap(record: Record, line: str, where: str) -> None:
+    parts = line.split()
+    if len(parts) != 3 or not record.events:
+        raise RecordError(f"{where}: expected '#swap CELL LETTER' after a move")
+    record.events[-1].swaps.append((parts[1], parts[2]))
 
 
 def _parse_event(line: str, number: int, source: str) -> Event:
@@ -175,11 +186,15 @@ def replay_record(record: Record, ruleset: Ruleset, target: int | None = None,
             continue
         if player != game.to_move:
             raise RecordError(f"{where}: {event.nick} moves out of turn")
-        if event.kind == "play":
-            after = place_word(game.board, event.position, event.word, where)
+        if event.kind == "play" or event.swaps:
+            after = game.board.copy()
+            if event.kind == "play":
+                after = place_word(after, event.position, event.word, where)
+            for cell, letter in event.swaps:
+                after.set(*parse_cell(cell), letter)
             try:
                 game.play(after)
-            except MoveError as exc:
+            except (MoveError, BoardTextError) as exc:
                 raise RecordError(f"{where}: {exc}") from None
         else:
             game.pass_turn(exchange=event.kind == "exchange")
@@ -204,16 +219,15 @@ def write_record(game: Game) -> str:
               enumerate(zip(nicks, game.players, strict=True))]
     for turn in game.turns:
         nick, total = nicks[turn.player], turn.totals[turn.player]
-        if turn.kind == "pass":
-            what = "-" if not turn.exchange else "-?"
-            lines.append(f">{nick}: {what} +0 {total}")
-            continue
-        rack = "".join("?" if p.symbol == "*" or p.symbol.islower() else p.symbol
-                       for p in turn.move.placements)
-        pos, word = _main_word(turn)
-        lines.append(f">{nick}: {rack} {pos} {word} +{turn.score.total} {total}")
-        for swap in turn.move.swaps:
-            lines.append(f"#note turn {turn.number}: star at {swap.cell} swapped for {swap.symbol}")
+        if not turn.move.placements:     # a pass, an exchange, or (next-move rule) a swap only
+            what = "-?" if turn.exchange else "-"
+            lines.append(f">{nick}: {what} +{turn.score.total} {total}")
+        else:
+            rack = "".join("?" if p.symbol == "*" or p.symbol.islower() else p.symbol
+                           for p in turn.move.placements)
+            pos, word = _main_word(turn)
+            lines.append(f">{nick}: {rack} {pos} {word} +{turn.score.total} {total}")
+        lines += [f"#swap {swap.cell} {swap.symbol}" for swap in turn.move.swaps]
     return "\n".join(lines) + "\n"
 
 

@@ -111,6 +111,9 @@ def find_move(before: Board, after: Board, ruleset: Ruleset, turn: int | None = 
         return Move(swaps=tuple(swapped), declared=tuple(declared))
     across = _line(placed, after, where)
     _check_shape(before, after, placed, across, where)
+    if len(placed) > ruleset.rack:
+        raise MoveError(f"{where}{len(placed)} new tiles, but a rack holds {ruleset.rack}: "
+                        f"{_cells((p.row, p.col) for p in placed)}")
     _check_counts(after, ruleset, where)
     if swapped and ruleset.star_swap == "same-move":
         stars = sum(is_star(p.symbol) for p in placed)

@@ -101,9 +101,12 @@ def parse_layout(text: str, name: str = "layout") -> Layout:
     return Layout(name=name, rows=tuple(rows), centre=centre)
 
 
-def load_layout(name_or_path: str) -> Layout:
-    """A bundled layout by name (`erudit`, `scrabble`) or a layout file path."""
+def load_layout(name_or_path: str, base: Path | None = None) -> Layout:
+    """A bundled layout by name (`erudit`, `scrabble`) or a layout file path (relative paths
+    are taken from `base`, the folder of the ruleset that names the layout)."""
     path = Path(name_or_path)
+    if base is not None and not path.is_absolute():
+        path = base / path
     if path.suffix == ".txt" and path.exists():
         return parse_layout(_read(path), name=path.stem)
     try:
@@ -136,7 +139,7 @@ def parse_ruleset(data: dict, source: str) -> Ruleset:
         if data[field] < 0 or (field == "rack" and data[field] == 0):
             raise RulesetError(f"{source}: field {field!r} must be positive")
     try:
-        layout = load_layout(data["layout"])
+        layout = load_layout(data["layout"], Path(source).parent)
     except RulesetError as exc:
         raise RulesetError(f"{source}: field 'layout': {exc}") from None
     return Ruleset(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.board import COLUMNS, Board, parse_cell
+from engine.board import Board, parse_cell
 from engine.game import Game
 from engine.move import find_move
 from engine.ruleset import load_ruleset
@@ -60,10 +60,6 @@ def write_ruleset(folder: Path, name: str, base: str = "erudit", **changes) -> P
     path = folder / f"{name}.json"
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return path
-
-
-def cell_of(row: int, col: int) -> str:
-    return f"{COLUMNS[col]}{row + 1}"
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 column, with no gap except through tiles already there, touching them; nothing is removed or
 changed; no more of a letter than the box holds."""
 
+from dataclasses import replace
+
 import pytest
 from conftest import BOARDS, ERUDIT, board_with
 
@@ -109,3 +111,11 @@ def test_single_tile_direction():
     beside = board_with(("J8", "И", True), start=LUK)      # right of К: an across word
     assert not find_move(LUK, below, ERUDIT).across
     assert find_move(LUK, beside, ERUDIT).across
+
+
+def test_no_more_tiles_than_the_rack_holds():
+    eight = board_with(("A8", "САМОЛЕТЫ", True))           # 8 tiles A8–H8: an Эрудит rack holds 7
+    with pytest.raises(MoveError, match=r"^turn 1: 8 new tiles, but a rack holds 7: A8, B8, "):
+        find_move(Board(), eight, ERUDIT, turn=1)
+    gift_rack = replace(ERUDIT, rack=8)                    # the gift edition's rack of 8
+    assert len(find_move(Board(), eight, gift_rack).placements) == 8

@@ -97,3 +97,16 @@ def test_scrabble_never_swaps_a_blank():
     with pytest.raises(MoveError, match=r"the scrabble rules never swap a star for its letter "
                                         r"\(at H8\)"):
         find_move(before, after, scrabble)
+
+
+def test_next_move_option_a_pass_does_not_escape_the_star(tmp_path):
+    later = load_ruleset(str(write_ruleset(tmp_path, "later", star_swap="next-move")))
+    game = Game(later, 2, word_check="off")
+    game.play(board_with(("G8", "КоТ", True)))
+    game.play(board_with(("H8", "О", True), start=game.board))     # player 1 takes the star
+    game.pass_turn()
+    with pytest.raises(MoveError, match="the star taken at H8 on turn 2 must be played"):
+        game.pass_turn(exchange=True)
+    with pytest.raises(MoveError, match="the star taken at H8 on turn 2 must be played"):
+        game.play(game.board)                                       # an unchanged board alike
+    assert len(game.turns) == 3

@@ -1,0 +1,151 @@
+"""Photos after each turn → the game's moves: the vision reading combined with what the game
+already knows (engine.infer). Used by `erudit replay`, `erudit demo` and the web app alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from engine.board import Board, cell_name, is_star
+from engine.errors import EruditError, GameError
+from engine.game import Game
+from engine.infer import FLOOR, agreement, deduce_stars, infer_move, rotate_probs
+
+# Evidence (in nats) by which later photos must outvote a tile's recorded letter to fix it.
+REVISE_MARGIN = 6.0
+
+
+@dataclass
+class Proposal:
+    """The most probable legal board after a turn, for a player to confirm or correct."""
+
+    board: Board
+    sure: bool
+    alternatives: list[dict]
+    cells: list[str]
+    rectified_jpeg: bytes
+    message: str | None = None
+    reading: object = field(default=None, repr=False)
+
+
+def _profile(profile, data):
+    if profile is None or not isinstance(profile, str):
+        return profile
+    from calibration.profile import load_profile
+    from companion_app.settings import data_dir
+
+    return load_profile(profile, data_dir(data))
+
+
+def read_aligned(game: Game, image: np.ndarray, profile=None):
+    """Read a photo and turn the reading to the game's upright (photos may be taken from any
+    side of the table): the side whose reading agrees best with the tiles already down."""
+    from vision.read import read_board
+
+    reading = read_board(image, ruleset=game.ruleset, profile=profile)
+    if game.board.is_empty():
+        return reading
+    scores = [agreement(game.board, rotate_probs(reading.probs, -k), reading.labels)
+              for k in range(4)]
+    turns = int(np.argmax(scores))
+    if turns:
+        reading = read_board(image, ruleset=game.ruleset, profile=profile,
+                             turns=(reading.orientation // 90 + turns) % 4)
+    return reading
+
+
+def propose_turn(game: Game, image_path, profile=None, data=None) -> Proposal:
+    """Read one photo and propose the move it shows (PhotoError for an unreadable photo)."""
+    from vision.photo import load_photo
+
+    image = load_photo(image_path)
+    reading = read_aligned(game, image, _profile(profile, data))
+    return _proposal(game, image, reading)
+
+
+def _proposal(game: Game, image, reading) -> Proposal:
+    before = game.board
+    result = infer_move(before, reading.probs, reading.labels, game.ruleset, game.placed_turns())
+    board = deduce_stars(before, result.board, game.ruleset)
+    cells = [cell_name(r, c) for r, c, _ in board.tiles() if before[r, c] == "."]
+    message = None if result.sure else "unsure reading: check the highlighted cells"
+    return Proposal(board, result.sure, result.alternatives, cells,
+                    rectified_jpeg(image, reading.corners), message, reading)
+
+
+def rectified_jpeg(image: np.ndarray, corners) -> bytes:
+    """The upright board seen from above, as a JPEG a page can show."""
+    from vision.rectify import rectify
+
+    top = rectify(image, corners, cell_px=48, margin=0.3)
+    ok, data = cv2.imencode(".jpg", top, [cv2.IMWRITE_JPEG_QUALITY, 85])
+    return data.tobytes() if ok else b""
+
+
+class Evidence:
+    """What every photo so far has shown on each tile: later photos can outvote a letter
+    misread when the tile was new, and the game is then re-scored from that turn."""
+
+    def __init__(self):
+        self._log = {}
+
+    def add(self, game: Game, reading) -> None:
+        logp = np.log(np.clip(reading.probs, FLOOR, 1.0))
+        for row, col, _ in game.board.tiles():
+            self._log[row, col] = self._log.get((row, col), 0) + logp[row, col]
+
+    def revise(self, game: Game, labels: list[str]) -> list[str]:
+        """Fix tiles whose evidence clearly names another letter; returns the cells fixed."""
+        fixed = []
+        placed = game.placed_turns()
+        for (row, col), total in self._log.items():
+            symbol = game.board[row, col]
+            if is_star(symbol) or symbol not in labels:
+                continue
+            best = int(np.argmax(total[2:])) + 2      # letters only: a tile is there
+            margin = total[best] - total[labels.index(symbol)]
+            if labels[best] != symbol and margin > REVISE_MARGIN and (row, col) in placed:
+                try:
+                    game.fix(placed[row, col], cell_name(row, col), labels[best])
+                except EruditError:
+                    continue
+                fixed.append(cell_name(row, col))
+        return fixed
+
+
+def replay_photos(game: Game, paths: list[str], profile=None, data=None) -> None:
+    """Play every photo as the next turn of `game` (SPEC §4 replay); a photo that cannot be
+    read is an error naming it."""
+    from vision.photo import load_photo
+
+    box = _profile(profile, data)
+    evidence = Evidence()
+    for path in paths:
+        if game.finished:
+            raise GameError(f"{path}: {game._over_message()}")
+        try:
+            _play_image(game, load_photo(path), box, evidence)
+        except EruditError as exc:
+            raise type(exc)(exc if str(path) in str(exc) else f"{path}: {exc}") from None
+
+
+def replay_images(game: Game, images: list[np.ndarray], profile=None) -> None:
+    """The same as replay_photos for photos already decoded (benchmarks, tests)."""
+    evidence = Evidence()
+    for image in images:
+        _play_image(game, image, profile, evidence)
+
+
+def _play_image(game: Game, image: np.ndarray, box, evidence: Evidence) -> None:
+    reading = read_aligned(game, image, box)
+    proposal = _proposal(game, image, reading)
+    game.play(proposal.board, sure=proposal.sure, alternatives=proposal.alternatives)
+    evidence.add(game, reading)
+    evidence.revise(game, reading.labels)
+
+
+def photo_paths(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png"))

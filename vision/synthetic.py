@@ -1,0 +1,103 @@
+"""Synthetic games as photos: a random legal game (engine.selfplay) rendered after every turn,
+with optional damage a real table brings — a photo from the opposite side, a hand over an
+old tile, an old tile misread. Ground truth comes with every photo."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from engine.board import Board, is_star
+from engine.game import Game
+from engine.ruleset import Ruleset
+from engine.selfplay import random_game, star_free
+
+DAMAGES = ("none", "opposite-side", "hand", "misread")
+
+
+@dataclass
+class GamePhotos:
+    ruleset: Ruleset
+    players: int
+    boards: list[Board]          # true boards after each turn
+    images: list[np.ndarray]     # BGR photos, one per turn
+    scores: list[int]            # true score of each turn
+    totals: list[int]
+    damaged: list[str]           # what was done to each photo ("" for nothing)
+
+
+def true_game(ruleset: Ruleset, boards: list[Board], players: int) -> Game:
+    game = Game(ruleset, players, word_check="off")
+    for board in boards:
+        game.play(star_free(board))
+    return game
+
+
+def game_photos(ruleset: Ruleset, *, seed: int, turns: int, players: int, style: str,
+                damage: str = "none", fonts: str = "heldout") -> GamePhotos:
+    """Play and photograph one synthetic game."""
+    from vision.render import render_photo
+
+    rng = random.Random(seed)
+    boards = random_game(ruleset, turns, seed=seed)
+    game = true_game(ruleset, boards, players)
+    images, damaged = [], []
+    hurt = _damaged_turn(boards, rng) if damage != "none" else None
+    for number, board in enumerate(boards, 1):
+        shown, note = board, ""
+        if number == hurt and damage == "misread":
+            shown, note = _misread(board, boards[0], rng, ruleset)
+        shot = render_photo(str(shown).split("\n"), seed=seed * 1000 + number, style=style,
+                            fonts=fonts)
+        image = shot.image
+        if number == hurt and damage == "opposite-side":
+            image, note = np.ascontiguousarray(image[::-1, ::-1]), "photo from the opposite side"
+        if number == hurt and damage == "hand":
+            image, note = _hand_over_old_tile(image, shot.corners, boards[0], rng)
+        images.append(image)
+        damaged.append(note)
+    return GamePhotos(ruleset, players, boards, images, [t.score.total for t in game.turns],
+                      game.totals, damaged)
+
+
+def _damaged_turn(boards, rng) -> int:
+    """A later turn (not the first) whose photo gets the damage."""
+    return rng.randrange(2, len(boards) + 1) if len(boards) > 1 else 1
+
+
+def _old_tile(first: Board, rng):
+    tiles = [(r, c, s) for r, c, s in first.tiles() if not is_star(s)]
+    return rng.choice(tiles) if tiles else None
+
+
+def _misread(board: Board, first: Board, rng, ruleset) -> tuple[Board, str]:
+    """The board with one tile of the first turn printed as another letter (a misread)."""
+    tile = _old_tile(first, rng)
+    if tile is None:
+        return board, ""
+    row, col, symbol = tile
+    other = rng.choice([ch for ch in ruleset.alphabet if ch != symbol])
+    shown = board.copy()
+    shown.set(row, col, other)
+    return shown, f"{symbol} at row {row + 1} col {col + 1} shown as {other}"
+
+
+def _hand_over_old_tile(image, corners, first: Board, rng) -> tuple[np.ndarray, str]:
+    """A skin-coloured hand shape over one tile of the first turn."""
+    tile = _old_tile(first, rng)
+    if tile is None:
+        return image, ""
+    row, col, _ = tile
+    to_image = cv2.getPerspectiveTransform(
+        np.float32([[0, 0], [15, 0], [15, 15], [0, 15]]), np.float32(corners))
+    centre = cv2.perspectiveTransform(np.float32([[[col + 0.5, row + 0.5]]]), to_image)[0, 0]
+    cell = np.linalg.norm(corners[1] - corners[0]) / 15
+    out = image.copy()
+    skin = (int(rng.uniform(120, 170)), int(rng.uniform(150, 190)), int(rng.uniform(200, 235)))
+    axes = (int(cell * 0.9), int(cell * 0.6))
+    cv2.ellipse(out, (int(centre[0]), int(centre[1])), axes, rng.uniform(0, 180), 0, 360, skin,
+                -1, cv2.LINE_AA)
+    return out, f"hand over row {row + 1} col {col + 1}"
