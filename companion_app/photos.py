@@ -14,6 +14,8 @@ from engine.errors import EruditError, GameError
 from engine.game import Game
 from engine.infer import FLOOR, agreement, deduce_stars, infer_move, rotate_probs
 
+# Border kept around the grid in the rectified picture shown to players, in cells.
+RECTIFIED_MARGIN = 0.3
 # Evidence (in nats) by which later photos must outvote a tile's recorded letter to fix it.
 REVISE_MARGIN = 6.0
 
@@ -80,7 +82,7 @@ def rectified_jpeg(image: np.ndarray, corners) -> bytes:
     """The upright board seen from above, as a JPEG a page can show."""
     from vision.rectify import rectify
 
-    top = rectify(image, corners, cell_px=48, margin=0.3)
+    top = rectify(image, corners, cell_px=48, margin=RECTIFIED_MARGIN)
     ok, data = cv2.imencode(".jpg", top, [cv2.IMWRITE_JPEG_QUALITY, 85])
     return data.tobytes() if ok else b""
 

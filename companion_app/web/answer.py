@@ -68,9 +68,18 @@ def handle_http(exc: HTTPException):
     if exc.code == 413:
         from flask import current_app
 
-        limit = current_app.config["MAX_CONTENT_LENGTH"] // (1024 * 1024)
+        megabytes = current_app.config["MAX_CONTENT_LENGTH"] / (1024 * 1024)
+        limit = f"{megabytes:.0f}" if megabytes >= 1 else f"{megabytes:.1f}"
         return error_response(f"the upload is larger than {limit} MB", 413)
     return error_response(exc.description or exc.name, exc.code or 500)
+
+
+def handle_unexpected(exc: Exception):
+    """A bug, not the user's doing: logged with its traceback, answered with one line."""
+    from flask import current_app
+
+    current_app.logger.exception("unexpected error on %s %s", request.method, request.path)
+    return error_response(f"internal error: {exc.__class__.__name__}: {exc}", 500)
 
 
 def form_int(name: str) -> int:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from flask import url_for
 
+from companion_app.photos import RECTIFIED_MARGIN
 from engine import report
-from engine.board import Board, cell_name, is_star
+from engine.board import Board, cell_name, is_star, parse_cell
 from engine.errors import EruditError
 from engine.game import Game, Turn
 from engine.ruleset import SIZE
@@ -78,7 +79,20 @@ def pending_state(token: str, pending: Pending | None, game: Game) -> dict | Non
         "move": move, "breakdown": words, "verdicts": verdicts, "error": error,
         "photo": _image_urls(token, "pending-" + pending.pid),
         "stars": [c for c in new if _is_unknown_star(pending.board, c)],
+        "marks": photo_marks(new),
     }
+
+
+def photo_marks(cells: list[str]) -> list[dict]:
+    """Where the new tiles are on the rectified picture, in percent of its side."""
+    side = SIZE + 2 * RECTIFIED_MARGIN
+    marks = []
+    for name in cells:
+        row, col = parse_cell(name)
+        marks.append({"cell": name, "left": round((RECTIFIED_MARGIN + col) / side * 100, 3),
+                      "top": round((RECTIFIED_MARGIN + row) / side * 100, 3),
+                      "size": round(100 / side, 3)})
+    return marks
 
 
 def preview(game: Game, board: Board) -> tuple[Turn | None, str | None]:

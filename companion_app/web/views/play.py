@@ -14,7 +14,7 @@ from engine.board import Board, cell_name, parse_cell
 from engine.errors import GameError
 
 from .. import db, store, uploads
-from ..answer import BadInput, done, form_int
+from ..answer import BadInput, done, form_int, wants_json
 from ..guard import csrf_token
 from ..state import game_state, grid
 
@@ -51,15 +51,14 @@ def render_page(token: str, error: str | None = None) -> str:
     else:
         last = state["moves"][-1]["tiles"] if state["moves"] else []
         cells = grid(state["board"], game, [t["cell"] for t in last], state["placed"])
-    qr = segno.make(state["join_url"], error="m").svg_inline(scale=4, border=2)
+    qr = segno.make(state["join_url"], error="m").svg_inline(border=2, omitsize=True)
     return render_template("game.html", s=state, cells=cells, error=error, qr=qr,
                            values=game.ruleset.values)
 
 
 @bp.get("/g/<token>")
 def page(token: str):
-    if request.accept_mimetypes.best_match(["text/html", "application/json"]) == \
-            "application/json":
+    if wants_json():
         return state_json(token)
     return render_page(token)
 
@@ -130,6 +129,26 @@ def confirm(token: str):
     uploads.rename_all(uploads.game_folder(data_dir(), record.id), pending.photo,
                        f"{expected}.{ext}")
     return done(token)
+
+
+@bp.post("/g/<token>/alternative")
+def alternative(token: str):
+    """Take one of the other readings the photo allowed instead of the proposed one."""
+    expected, pid, index = form_int("turn"), request.form.get("pending", ""), form_int("index")
+    with db.write() as conn:
+        record = store.find(conn, token)
+        store.expect_turn(record, expected)
+        pending = record.pending
+        if pending is None or pending.pid != pid:
+            raise store.Stale("this photo's proposal was replaced or discarded; reload the page")
+        if not 0 <= index < len(pending.alternatives):
+            raise BadInput(f"no reading {index} (the photo has {len(pending.alternatives)})")
+        board = store.build_game(record, data_dir()).board.copy()
+        for tile in pending.alternatives[index]["tiles"]:
+            board.set(*parse_cell(tile["cell"]), tile["letter"])
+        pending.board = str(board)
+        store.save_pending(conn, record, pending)
+    return done(token, "#pending")
 
 
 @bp.post("/g/<token>/discard")

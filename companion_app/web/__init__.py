@@ -1,0 +1,124 @@
+"""The companion web app: phones at the table photograph the board after each turn, confirm
+the reading, and keep the score together.
+
+>>> app = create_app("/tmp/erudit-data")      # SQLite and photos in that folder
+>>> serve("0.0.0.0", 8000, "/tmp/erudit-data")  # what `erudit serve` runs
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from pathlib import Path
+
+from flask import Flask
+from werkzeug.exceptions import HTTPException
+
+from companion_app.settings import data_dir as default_data_dir
+from engine.errors import EruditError
+from engine.ruleset import PREMIUM_NAMES, PREMIUMS
+
+from . import answer, db, guard, i18n
+from .views import home, play, review
+
+MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
+
+
+def create_app(data_dir: str | Path | None = None, config: dict | None = None) -> Flask:
+    """The app over one data folder (default: the user's, see companion_app.settings)."""
+    folder = Path(data_dir) if data_dir else default_data_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    app = Flask(__name__)
+    app.config.from_mapping(
+        DATA_DIR=str(folder),
+        MAX_CONTENT_LENGTH=MAX_UPLOAD,
+        SECRET_KEY=_secret_key(folder),
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        PUBLIC_URL=None,          # base of the join link, when the server knows its LAN address
+        PROPOSE_TURN=None,        # photo → proposal hook; None: companion_app.photos.propose_turn
+    )
+    if config:
+        app.config.update(config)
+    app.json.ensure_ascii = False             # letters as letters in the JSON API
+    db.init_db(folder / "games.sqlite3")
+    app.teardown_appcontext(db.close_db)
+    app.before_request(i18n.select_language)
+    app.before_request(guard.check_request)
+    app.after_request(i18n.remember_language)
+    app.after_request(_security_headers)
+    app.register_error_handler(EruditError, answer.handle_erudit)
+    app.register_error_handler(HTTPException, answer.handle_http)
+    app.register_error_handler(Exception, answer.handle_unexpected)
+    app.jinja_env.globals.update(_=i18n.gettext, lang=i18n.lang, tr=i18n.translate_error,
+                                 csrf_token=guard.csrf_token, formula=formula)
+    for blueprint in (home.bp, play.bp, review.bp):
+        app.register_blueprint(blueprint)
+    return app
+
+
+def _secret_key(folder: Path) -> str:
+    """A key kept in the data folder, so sessions (and their CSRF tokens) survive a restart."""
+    path = folder / "secret.key"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(32))
+    return path.read_text().strip()
+
+
+def _security_headers(response):
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("X-Frame-Options", "DENY")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    return response
+
+
+_CODES = {name: code for code, name in PREMIUM_NAMES.items()}
+
+
+def formula(word: dict) -> str:
+    """A word's score as a player checks it: `(К2 + О1×2 + Т2) × 2 = 14`."""
+    parts = []
+    for le in word["letters"]:
+        factor = PREMIUMS[_CODES.get(le["premium"], ".")][0]
+        symbol = "★" if le["letter"] == "*" else le["letter"].upper()
+        parts.append(f"{symbol}{le['value']}" + (f"×{factor}" if factor > 1 else ""))
+    total = " + ".join(parts)
+    if word["word_multiplier"] > 1:
+        total = f"({total}) × {word['word_multiplier']}"
+    return f"{total} = {word['score']}"
+
+
+def lan_address() -> str | None:
+    """This machine's address on the local network (no packet is sent), or None."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))   # TEST-NET-1: routing decides the interface
+            return probe.getsockname()[0]
+    except OSError:
+        return None
+
+
+def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None = None) -> None:
+    """Run the app for the phones at the table until interrupted (threaded: one phone's photo
+    does not hold up another's page)."""
+    from werkzeug.serving import make_server
+
+    config = {}
+    address = lan_address() if host in ("0.0.0.0", "") else host
+    if address:
+        config["PUBLIC_URL"] = f"http://{address}:{port}"
+    app = create_app(data_dir, config)
+    server = make_server(host, port, app, threaded=True)
+    print(f"erudit: serving games from {app.config['DATA_DIR']}")
+    where = config.get("PUBLIC_URL") or f"http://{host}:{port}"
+    if host.startswith("127.") or host == "localhost":
+        print(f"erudit: open {where}/ (this computer only; --host 0.0.0.0 lets phones in)")
+    else:
+        print(f"erudit: open {where}/ on a phone on the same network (Ctrl+C stops)")
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()

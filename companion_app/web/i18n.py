@@ -1,0 +1,198 @@
+"""The interface in Russian (default) or English: a small catalogue keyed by the English text.
+
+`?lang=en` (or `ru`) on any page switches and is remembered in a cookie. Messages the engine
+raises are English; the common ones are translated here by pattern, the rest shown as they are.
+"""
+
+from __future__ import annotations
+
+import re
+
+from flask import g, request
+
+LANGS = ("ru", "en")
+COOKIE = "lang"
+COOKIE_AGE = 365 * 24 * 3600
+
+RU = {
+    # pages
+    "Erudit companion": "Эрудит: помощник",
+    "companion": "помощник",
+    "Working…": "Минутку…",
+    "New game": "Новая игра",
+    "Box and rules": "Набор и правила",
+    "Players in turn order (2–4)": "Игроки по порядку хода (2–4)",
+    "Player": "Игрок",
+    "optional": "необязательно",
+    "Target score (empty: no target)": "Игра до (пусто — без предела)",
+    "Word check": "Проверка слов",
+    "warn about unknown words": "предупреждать о незнакомых словах",
+    "strict: refuse unknown words": "строго: не принимать незнакомые",
+    "off": "выключена",
+    "Calibrated box (profile name, optional)": "Откалиброванный набор (имя профиля, необязательно)",
+    "Start the game": "Начать игру",
+    "Games are not listed here: the game page shows a link and a QR code for the other phones "
+    "at the table. Keep the link to come back.":
+        "Игры здесь не перечисляются: на странице игры есть ссылка и QR-код для других "
+        "телефонов за столом. Сохраните ссылку, чтобы вернуться.",
+    "Something went wrong": "Что-то пошло не так",
+    "Home": "На главную",
+    "to move": "ходит",
+    "Playing to {target}: when someone reaches it, the players who still have a turn in that "
+    "round play it.":
+        "Игра до {target} очков: когда кто-то их набрал, игроки, у которых в этом круге ещё "
+        "есть ход, доигрывают круг.",
+    "No target score: the game ends by agreement.": "Без предела очков: игра кончается по "
+                                                    "договорённости.",
+    "Game over: a tie.": "Игра окончена: ничья.",
+    "Game over: {name} wins.": "Игра окончена: победил(а) {name}.",
+    "Turn {n}: check the reading": "Ход {n}: проверьте, что прочитано",
+    "The reader is not sure: check the highlighted tiles.":
+        "Распознавание не уверено: проверьте выделенные фишки.",
+    "points": "очков",
+    "whole rack": "все фишки",
+    "A star's letter is not known yet: tap the star ({cells}) and pick its letter.":
+        "Буква звёздочки пока не известна: нажмите на неё ({cells}) и выберите букву.",
+    "Confirm": "Подтвердить",
+    "Discard photo": "Отменить фото",
+    "Other readings": "Другие варианты",
+    "Use this reading": "Взять этот вариант",
+    "New tiles are outlined on the photo and on the board below.":
+        "Новые фишки обведены на фото и на доске ниже.",
+    "Score breakdown": "Подсчёт очков",
+    "Turn {n}: {name}": "Ход {n}: {name}",
+    "Reading the board…": "Читаю доску…",
+    "Photo of the board": "Снять доску",
+    "Send": "Отправить",
+    "Pass": "Пас",
+    "Exchange": "Обмен",
+    "Board": "Доска",
+    "Tap a tile to correct its letter or to declare a star's letter.":
+        "Нажмите на фишку, чтобы исправить букву или назвать букву звёздочки.",
+    "The board as photographed, straightened": "Доска на фото, выровненная",
+    "Original photo": "Исходное фото",
+    "Correct a cell by name": "Исправить клетку по имени",
+    "letter": "буква",
+    "Save": "Сохранить",
+    "Turns": "Ходы",
+    "No turns yet.": "Ходов пока нет.",
+    "photo of turn": "фото хода",
+    "exchange": "обмен",
+    "pass": "пас",
+    "The reader was not sure": "Распознавание не было уверено",
+    "Take back turn {n}?": "Отменить ход {n}?",
+    "Undo turn {n}": "Отменить ход {n}",
+    "End the game now?": "Закончить игру сейчас?",
+    "End game": "Закончить игру",
+    "Export GCG": "Скачать GCG",
+    "Check a word": "Проверить слово",
+    "word": "слово",
+    "Check": "Проверить",
+    "Unseen tiles": "Фишки не на доске",
+    "In the bag or on the racks.": "В мешке или на подставках.",
+    "Join from another phone": "Подключить другой телефон",
+    "Anyone with this link can change the game. Share it only at the table.":
+        "Любой, у кого есть эта ссылка, может менять игру. Делитесь ею только за столом.",
+    "Cell": "Клетка",
+    "a star standing for this letter": "звёздочка вместо этой буквы",
+    "star, letter unknown": "звёздочка, буква неизвестна",
+    "empty": "пусто",
+    "Cancel": "Отмена",
+    "turn": "ход",
+    "Turn": "Ход",
+    "score explained": "разбор очков",
+    "Back to the game": "К игре",
+    "Letter premiums count only under tiles placed in this turn; then word premiums multiply "
+    "the word.":
+        "Премии за букву действуют только под фишками этого хода; потом премии за слово "
+        "умножают слово.",
+    "All {rack} tiles of the rack: +{bonus}": "Все {rack} фишек с подставки: +{bonus}",
+    "Total": "Итого",
+    "Totals after this turn": "Счёт после хода",
+    "Board after the turn": "Доска после хода",
+    "cell": "клетка",
+    "premium": "премия",
+    "used": "уже использована",
+    "on turn": "в ходе",
+    "already on the board": "уже на доске",
+    "allowed": "можно",
+    "not allowed": "нельзя",
+    "The convention: a common noun in the nominative singular (pluralia tantum allowed).":
+        "Уговор: нарицательное существительное в именительном падеже единственного числа "
+        "(слова только множественного числа — можно).",
+    # premiums (engine.ruleset.PREMIUM_NAMES)
+    "×2 letter": "×2 буква",
+    "×3 letter": "×3 буква",
+    "×2 word": "×2 слово",
+    "×3 word": "×3 слово",
+    # word verdicts (engine.words)
+    "common noun, nominative": "нарицательное существительное, им. падеж",
+    "not in the dictionary": "нет в словаре",
+    "not a noun": "не существительное",
+    "a proper name or abbreviation": "имя собственное или сокращение",
+    "not in the nominative singular": "не в именительном падеже единственного числа",
+    "not a word of letters": "не слово из букв",
+}
+
+# Error messages (ours and the engine's): English pattern → Russian, with the same groups.
+RU_ERRORS = [
+    (r"the game has moved on \(next turn is (\d+), not (\d+)\); reload the page",
+     "игра ушла вперёд (следующий ход {0}, а не {1}); обновите страницу"),
+    (r"this photo's proposal was replaced or discarded; reload the page",
+     "предложение по этому фото заменено или отменено; обновите страницу"),
+    (r"the form has expired or did not come from this page; reload and retry",
+     "форма устарела или отправлена не с этой страницы; обновите страницу и повторите"),
+    (r"request from another site \((.*)\) refused", "запрос с другого сайта ({0}) отклонён"),
+    (r"no such game", "такой игры нет"),
+    (r"the upload is larger than ([\d.]+) MB", "файл больше {0} МБ"),
+    (r"the photo claims (\S+) pixels; the limit is (\d+) megapixels",
+     "в фото заявлено {0} пикселей; предел — {1} мегапикселей"),
+    (r"not a photo \((.*)\)", "это не фото ({0})"),
+    (r"no photo was sent \(the file is empty\)", "фото не отправлено (файл пустой)"),
+    (r"nothing to undo: no turn has been played", "нечего отменять: ходов ещё не было"),
+    (r"the game is over(.*)", "игра окончена{0}"),
+    (r"turn (\d+) placed that tile; to take it back, undo the turn",
+     "эту фишку поставил ход {0}; чтобы убрать её, отмените ход"),
+    (r"no tile on (\w+) and no photo waiting to be confirmed",
+     "на {0} нет фишки и нет фото, ждущего подтверждения"),
+    (r"two players have the same name", "у двух игроков одинаковое имя"),
+    (r"a game has 2–4 players, not (\d+)", "в игре 2–4 игрока, а не {0}"),
+    (r"unsure reading: check the highlighted cells",
+     "распознавание не уверено: проверьте выделенные клетки"),
+    (r"turn (\d+): (.*)", "ход {0}: {1}"),
+]
+
+
+def select_language() -> None:
+    """Before each request: `?lang=` wins (and is remembered), then the cookie, then Russian."""
+    asked = request.args.get("lang")
+    g.lang_chosen = asked if asked in LANGS else None
+    cookie = request.cookies.get(COOKIE)
+    g.lang = g.lang_chosen or (cookie if cookie in LANGS else "ru")
+
+
+def remember_language(response):
+    if g.get("lang_chosen"):
+        response.set_cookie(COOKIE, g.lang_chosen, max_age=COOKIE_AGE, samesite="Lax")
+    return response
+
+
+def lang() -> str:
+    return g.get("lang", "ru")
+
+
+def gettext(text: str, **values) -> str:
+    """`text` in the page's language; `{name}` fields are filled from `values`."""
+    out = RU.get(text, text) if lang() == "ru" else text
+    return out.format(**values) if values else out
+
+
+def translate_error(message: str) -> str:
+    """An error line in the page's language (engine details inside stay as they are)."""
+    if lang() != "ru":
+        return message
+    for pattern, russian in RU_ERRORS:
+        match = re.fullmatch(pattern, message)
+        if match:
+            return russian.format(*match.groups())
+    return message

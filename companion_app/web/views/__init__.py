@@ -1,0 +1,1 @@
+"""Blueprints by concern: home (new game), play (turns), review (history, disputes, export)."""
