@@ -35,6 +35,7 @@ SCHEMES = {
 LIGHTNESS_WEIGHT = 0.5  # lightness shifts with shading more than hue does
 DOUBT_MARGIN = 6.0  # Lab units between the best two kinds below which a cell is in doubt
 UNKNOWN_DISTANCE = 45.0  # Lab units from every kind: not a printed square (glare, a hand)
+ORBIT_WEIGHT = 0.5  # weight of a cell's mirror images against its own colour
 ADAPT_ROUNDS = 3  # rounds letting each kind's colour follow the photo's light
 
 
@@ -109,13 +110,28 @@ def _classify(relative, empty, scheme):
                 # move halfway so that one odd cell cannot drag a kind away
                 protos[k] = 0.5 * protos[k] + 0.5 * np.median(members, axis=0)
     distance = np.linalg.norm((relative[..., None, :] - protos) * weight, axis=-1)
+    distance = _with_orbits(distance, empty)
     order = np.sort(distance, axis=-1)
     nearest = distance.argmin(axis=-1)
     kinds = [[names[nearest[r, c]] if empty[r, c] else "?" for c in range(CELLS)]
              for r in range(CELLS)]
-    far = order[..., 0] > UNKNOWN_DISTANCE
+    far = order[..., 0] > UNKNOWN_DISTANCE * (1 + ORBIT_WEIGHT)
     doubtful = (order[..., 1] - order[..., 0] < DOUBT_MARGIN) | far
     return kinds, doubtful & empty
+
+
+def _with_orbits(distance, empty):
+    """Add ORBIT_WEIGHT × the mean distance of the other empty cells of each cell's symmetry
+    orbit, so glare on one square is outvoted by its 7 mirror images, while a clear colour
+    still decides for itself."""
+    pooled = distance.copy()
+    for r in range(CELLS):
+        for c in range(CELLS):
+            others = [(rr, cc) for rr, cc in _orbit(r, c) if empty[rr, cc]]
+            if others:
+                rows, cols = zip(*others, strict=True)
+                pooled[r, c] += ORBIT_WEIGHT * distance[list(rows), list(cols)].mean(axis=0)
+    return pooled
 
 
 def _settle_doubts(kinds, doubtful, empty):

@@ -55,16 +55,19 @@ def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None) -> Read
     return reading
 
 
-def read_board(image: np.ndarray, *, ruleset: str | Ruleset = "erudit", profile=None) -> Reading:
+def read_board(image: np.ndarray, *, ruleset: str | Ruleset = "erudit", profile=None,
+               turns: int | None = None) -> Reading:
     """Read every cell of the board in a BGR photo (PhotoError when no board can be read).
 
     `profile` is a calibrated box: any object with `adjust(log_probs, embeddings, glyphs)`
     returning corrected glyph log-probabilities; None reads with the general model alone.
+    `turns` forces the upright (quarter turns counter-clockwise) when the caller knows it
+    better than the letters do, e.g. from the tiles already on the board.
     """
     rules = load_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
     location = locate_board(image)
     crops = board_crops(image, location.corners).reshape(GRID * GRID, *_crop_shape())
-    log_probs, embeddings, turns = _classify_upright(crops, rules.alphabet)
+    log_probs, embeddings, turns = _classify_upright(crops, rules.alphabet, turns)
     if profile is not None:
         log_probs = profile.adjust(log_probs, embeddings, load_model().glyphs)
     labels = labels_for(rules.alphabet)
@@ -84,13 +87,17 @@ def _crop_shape() -> tuple[int, int, int]:
     return size, size, 3
 
 
-def _classify_upright(crops: np.ndarray, alphabet) -> tuple[np.ndarray, np.ndarray, int]:
+def _classify_upright(crops: np.ndarray, alphabet,
+                      turns: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Glyph log-probabilities and embeddings of every crop read upright, and the quarter
-    turns (counter-clockwise) that make the board upright."""
+    turns (counter-clockwise) that make the board upright (found from the letters unless
+    given)."""
     model = load_model()
     log_probs, embeddings = model.run(crops)
     empty = np.exp(log_probs[:, model.glyphs.index(EMPTY)])
-    turns = find_turns(crops, empty, alphabet)
+    if turns is None:
+        turns = find_turns(crops, log_probs, alphabet)
+    turns %= 4
     if turns:
         again = np.flatnonzero(empty < MAYBE_TILE)
         turned = np.rot90(crops[again], turns, axes=(1, 2))
@@ -98,22 +105,24 @@ def _classify_upright(crops: np.ndarray, alphabet) -> tuple[np.ndarray, np.ndarr
     return log_probs, embeddings, turns
 
 
-def find_turns(crops: np.ndarray, empty: np.ndarray, alphabet) -> int:
+def find_turns(crops: np.ndarray, log_probs: np.ndarray, alphabet) -> int:
     """How many quarter turns counter-clockwise make the letters upright (0 without tiles).
 
-    Each clear tile is classified in all four turns; the turn whose best letter-or-star
-    reading is most likely over all of them wins. The '~' class (a letter seen turned) takes
-    the probability away from letters in the wrong turns.
+    The clearest tiles, already read as they lie (`log_probs`), are read again in the three
+    other turns; the turn whose best letter-or-star readings are most likely overall wins.
+    The '~' class (a letter seen turned) takes the probability away from the wrong turns.
     """
     model = load_model()
+    empty = np.exp(log_probs[:, model.glyphs.index(EMPTY)])
     tiles = np.flatnonzero(empty < TILE)
     if len(tiles) == 0:
         return 0
     tiles = tiles[np.argsort(empty[tiles])][:ORIENTATION_TILES]
     letters = model.columns([STAR, *alphabet])
-    batch = np.concatenate([np.rot90(crops[tiles], k, axes=(1, 2)) for k in range(4)])
-    log_probs, _ = model.run(np.ascontiguousarray(batch))
-    best = log_probs[:, letters].max(axis=1).reshape(4, len(tiles))
+    batch = np.concatenate([np.rot90(crops[tiles], k, axes=(1, 2)) for k in (1, 2, 3)])
+    turned, _ = model.run(np.ascontiguousarray(batch))
+    every = np.concatenate([log_probs[tiles], turned])
+    best = every[:, letters].max(axis=1).reshape(4, len(tiles))
     return int(np.argmax(best.sum(axis=1)))
 
 

@@ -11,7 +11,7 @@ side) spans x in [(margin + c) * cell_px, (margin + c + 1) * cell_px) and likewi
 import cv2
 import numpy as np
 
-from vision.locate import CELLS, grid_homography
+from vision.locate import CELLS, grid_homography, shrink_to
 
 CELL_PX = 64  # px per cell in the rectified view; ~50 px crops are what cell classifiers expect
 SHRINK_ABOVE = 1.4  # photo cells this many times larger than cell_px are shrunk first (no aliasing)
@@ -45,9 +45,7 @@ def _source_region(image, corners, cell_px, margin):
     right, bottom = min(right, width), min(bottom, height)
     if right - left < 2 or bottom - top < 2:
         return image, corners
-    factor = cell_px / photo_cell
     region = image[top:bottom, left:right]
-    size = (max(1, round(region.shape[1] * factor)), max(1, round(region.shape[0] * factor)))
-    shrunk = cv2.resize(region, size, interpolation=cv2.INTER_AREA)
-    scale = np.array([size[0] / region.shape[1], size[1] / region.shape[0]])
+    shrunk = shrink_to(region, cell_px / photo_cell)
+    scale = np.array([shrunk.shape[1] / region.shape[1], shrunk.shape[0] / region.shape[0]])
     return shrunk, (corners - [left, top]) * scale

@@ -1,0 +1,79 @@
+"""Corner accuracy of locate_board on rendered photos (all styles and poses).
+
+    python -m bench.eval_locate [--count 500] [--start 0]
+
+A photo passes when every found corner lies within 1% of the board diagonal of the true one
+(compared as sets: ours start at the image's top-left, the renderer's at the board's; matched by
+cyclic rotation). Prints one line per photo and the summary; slow (renders each photo).
+"""
+
+import argparse
+import time
+
+import cv2
+import numpy as np
+
+from engine.errors import PhotoError
+from vision.locate import locate_board
+from vision.render import STYLES, render_photo
+
+PASS_SHARE = 0.01  # of the board diagonal
+ERUDIT_LETTERS = "АБВГДЕЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ*"
+ENGLISH_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ*"
+
+
+def random_board(rng, letters: str) -> list[str]:
+    """A board with 0..~60 tiles in short runs (not words: the locator does not read them)."""
+    rows = [["."] * 15 for _ in range(15)]
+    for _ in range(int(rng.integers(0, 15))):
+        row, col = rng.integers(0, 15, 2)
+        across = rng.random() < 0.5
+        for step in range(int(rng.integers(2, 8))):
+            r, c = (row, col + step) if across else (row + step, col)
+            if r < 15 and c < 15:
+                rows[r][c] = letters[int(rng.integers(len(letters)))]
+    return ["".join(row) for row in rows]
+
+
+def corner_error(found: np.ndarray, truth: np.ndarray) -> float:
+    """Largest corner distance over the board diagonal, best over the 4 cyclic rotations."""
+    diagonal = float(np.linalg.norm(truth[0] - truth[2]))
+    return min(float(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1).max())
+               for k in range(4)) / diagonal
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=500)
+    parser.add_argument("--start", type=int, default=0)
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    errors, failures, times = [], {}, []
+    for seed in range(args.start, args.start + args.count):
+        rng = np.random.default_rng(10_000 + seed)
+        style = STYLES[seed % len(STYLES)]
+        letters = ENGLISH_LETTERS if style.startswith("scrabble") else ERUDIT_LETTERS
+        pose = "frontal" if seed % 5 == 4 else "any"
+        shot = render_photo(random_board(rng, letters), seed=seed, style=style, pose=pose)
+        start = time.perf_counter()
+        try:
+            error, note = corner_error(locate_board(shot.image).corners, shot.corners), ""
+        except PhotoError as exc:
+            error, note = float("inf"), str(exc)
+            failures[note] = failures.get(note, 0) + 1
+        times.append(time.perf_counter() - start)
+        errors.append(error)
+        flag = "" if error <= PASS_SHARE else "MISS"
+        print(f"{seed:5d} {style:17} {pose:8} {shot.image.shape[1]}x{shot.image.shape[0]} "
+              f"err={error:.4f} {times[-1] * 1000:.0f}ms {note} {flag}", flush=True)
+    errors = np.array(errors)
+    print(f"photos: {len(errors)}  within 1% of the diagonal: {np.mean(errors <= PASS_SHARE):.3f}  "
+          f"median error: {np.median(errors):.4f}  reported board-less: {sum(failures.values())} "
+          f"{failures}  median locate time: {np.median(times) * 1000:.0f} ms")
+    for style in STYLES:
+        picked = [e for i, e in enumerate(errors) if STYLES[(args.start + i) % len(STYLES)] == style]
+        print(f"  {style:17} within 1%: {np.mean(np.array(picked) <= PASS_SHARE):.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""Finding and rectifying the grid: rendered hard cases, every error case, and the real photos."""
+
+import csv
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from engine.errors import PhotoError
+from vision.locate import CELLS, Location, locate_board, order_corners
+from vision.photo import load_photo
+from vision.premium import read_premiums
+from vision.rectify import CELL_PX, rectify
+from vision.render import render_photo
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "external"
+EMPTY = ["." * 15] * 15
+PLAYED = ["." * 15] * 7 + ["...ЭРУДИТ......"] + ["." * 15] * 7
+EDGES = ["КОТ.........ДОМ", "О.............О", "Т.............М"] + ["." * 15] * 9 + [
+    "Л.............С", "Е.............О", "СОК.........ЛЕС"]  # tiles hide all four corners
+TOLERANCE = 0.01  # of the board diagonal, as in bench/eval_locate.py
+
+
+def corner_error(found, truth) -> float:
+    diagonal = float(np.linalg.norm(truth[0] - truth[2]))
+    return min(float(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1).max())
+               for k in range(4)) / diagonal
+
+
+def located_well(shot) -> Location:
+    where = locate_board(shot.image)
+    assert corner_error(where.corners, shot.corners) < TOLERANCE
+    return where
+
+
+BLACK_SMALL = pytest.param("erudit-black", marks=pytest.mark.xfail(
+    strict=True, reason="known weakness: 21 px cells with near-invisible black lines; the fit "
+    "bends by ~0.5 cell at one corner (see the locate report)"))
+
+
+@pytest.mark.parametrize("style", [BLACK_SMALL, "erudit-cream", "scrabble-hasbro", "scrabble-vintage"])
+def test_each_board_look_is_found_in_a_webcam_frame(style):
+    shot = render_photo(PLAYED, seed=11, style=style, size=(1280, 720))
+    where = located_well(shot)
+    assert 0 < where.quality <= 1
+    sides = np.linalg.norm(shot.corners - np.roll(shot.corners, 1, axis=0), axis=1)
+    assert where.cell_px == pytest.approx(sides.mean() / 15, rel=0.05)
+
+
+@pytest.mark.parametrize("seed", [3, 8, 21])
+def test_tilted_and_turned_photos_with_clutter(seed):
+    located_well(render_photo(PLAYED, seed=seed, style="erudit-black", pose="any"))
+
+
+def test_tiles_on_every_corner_cell_do_not_move_the_grid():
+    located_well(render_photo(EDGES, seed=5, style="erudit-cream", size=(1600, 1200)))
+
+
+def test_corners_come_in_image_order():
+    shot = render_photo(PLAYED, seed=4, style="scrabble-hasbro")
+    corners = locate_board(shot.image).corners
+    assert corners.shape == (4, 2) and corners.dtype == np.float32
+    assert np.argmin(corners.sum(axis=1)) == 0  # nearest the image's top-left first
+    turn = np.cross(corners[1] - corners[0], corners[2] - corners[1])
+    assert turn > 0  # clockwise on screen (y down)
+    assert np.allclose(order_corners(corners[::-1]), corners)
+
+
+def test_photo_already_cropped_to_the_grid():
+    shot = render_photo(EMPTY, seed=2, style="erudit-black", pose="frontal", clutter=False)
+    top = rectify(shot.image, shot.corners, cell_px=48, margin=0)  # exactly the 15×15 grid
+    where = locate_board(top)
+    truth = np.float32([[0, 0], [720, 0], [720, 720], [0, 720]])
+    assert corner_error(where.corners, truth) < TOLERANCE
+
+
+def test_large_phone_photo_with_exif_rotation(tmp_path):
+    shot = render_photo(PLAYED, seed=7, style="erudit-cream", size=(4000, 3000))
+    stored = np.ascontiguousarray(np.rot90(shot.image, 1))  # stored sideways, EXIF says turn back
+    path = tmp_path / "phone.jpg"
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90° clockwise to display
+    Image.fromarray(stored[:, :, ::-1]).save(path, quality=92, exif=exif)
+    image = load_photo(path)
+    assert image.shape == shot.image.shape
+    located_well(type(shot)(image, shot.corners, shot.orientation, shot.board, shot.layout,
+                            shot.style))
+
+
+def test_rectified_view_puts_cells_where_promised():
+    shot = render_photo(EMPTY, seed=1, style="erudit-black", pose="frontal")
+    top = rectify(shot.image, shot.corners)
+    assert top.shape == (16 * CELL_PX, 16 * CELL_PX, 3)
+    rows = read_premiums(top, scheme="erudit")
+    assert rows == list(shot.layout)
+
+
+def test_premiums_of_an_english_board_and_occupied_cells():
+    shot = render_photo(PLAYED, seed=6, style="scrabble-hasbro", pose="frontal")
+    occupied = np.array([[ch != "." for ch in row] for row in PLAYED])
+    rows = read_premiums(rectify(shot.image, shot.corners), occupied=occupied)
+    for r in range(CELLS):
+        for c in range(CELLS):
+            expected = "?" if occupied[r, c] else shot.layout[r][c]
+            assert rows[r][c] == expected, (r, c)
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def test_not_an_image_names_the_file(tmp_path):
+    path = tmp_path / "notes.jpg"
+    path.write_text("not a picture")
+    with pytest.raises(PhotoError, match="notes.jpg: not an image"):
+        load_photo(path)
+    with pytest.raises(PhotoError, match="missing.jpg: cannot open"):
+        load_photo(tmp_path / "missing.jpg")
+
+
+def test_clutter_without_a_board_is_no_board():
+    rng = np.random.default_rng(0)
+    noise = cv2.GaussianBlur(rng.integers(0, 255, (720, 1280, 3), dtype=np.uint8), (0, 0), 1)
+    cups = noise.copy()
+    for _ in range(6):
+        centre = tuple(int(v) for v in rng.integers(100, 620, 2))
+        cv2.circle(cups, centre, int(rng.integers(30, 90)), tuple(int(v) for v in rng.integers(0, 255, 3)), -1)
+    for image in (noise, cups):
+        with pytest.raises(PhotoError, match="no board found"):
+            locate_board(image)
+
+
+def test_board_too_small():
+    shot = render_photo(PLAYED, seed=3, style="erudit-cream", pose="frontal", clutter=False)
+    small = cv2.resize(shot.image, None, fx=0.16, fy=0.16, interpolation=cv2.INTER_AREA)
+    canvas = np.full((720, 1280, 3), 170, np.uint8)
+    canvas[100:100 + small.shape[0], 300:300 + small.shape[1]] = small
+    with pytest.raises(PhotoError, match=r"board too small to read \(cells of \d+ px\)"):
+        locate_board(canvas)
+
+
+def test_board_too_blurred():
+    shot = render_photo(PLAYED, seed=9, style="scrabble-vintage", pose="frontal")
+    cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / 15
+    with pytest.raises(PhotoError, match="board too blurred"):
+        locate_board(cv2.GaussianBlur(shot.image, (0, 0), 0.35 * cell))
+    located_well(shot)  # the same photo sharp is fine
+
+
+def test_board_cut_off():
+    shot = render_photo(PLAYED, seed=12, style="erudit-cream", pose="frontal", clutter=False)
+    xs = shot.corners[:, 0]
+    cut = int(xs.min() + 0.2 * (xs.max() - xs.min()))  # lose the left fifth of the grid
+    with pytest.raises(PhotoError, match="board cut off at the photo's edge"):
+        locate_board(np.ascontiguousarray(shot.image[:, cut:]))
+
+
+# --- real photos (../shared, skipped when absent) ----------------------------------------------
+
+
+def _rows(path: Path) -> list[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def _real_photos():
+    for folder, scheme in (("scrabble_assistant", "erudit"), ("jheidel_scrabble-opencv", "scrabble")):
+        labels = SHARED / folder / "labels" / "labels.csv"
+        if labels.exists():
+            with open(labels, encoding="utf-8") as handle:
+                for record in csv.DictReader(handle):
+                    yield folder, scheme, record["image"], record["board_label"]
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="real photos in ../shared are not present")
+def test_real_photos_read_their_premium_map():
+    failures = []
+    for folder, scheme, image_name, label_name in _real_photos():
+        root = SHARED / folder
+        premium = np.array([list(row) for row in _rows(root / "labels" / "premium_map.txt")])
+        tiles = np.array([[ch != "." for ch in row] for row in _rows(root / label_name)])
+        try:
+            image = load_photo(root / image_name)
+            top = rectify(image, locate_board(image).corners)
+        except PhotoError as exc:
+            failures.append(f"{image_name}: {exc}")
+            continue
+        seen = np.array([list(row) for row in read_premiums(top, scheme=scheme)])
+        # The label is upright, the photo's corners start at its top-left: take the turn whose
+        # tiles cover the cells that do not show their premium colour.
+        wrong = seen != premium
+        turn = max(range(4), key=lambda k: int((wrong == np.rot90(tiles, k)).sum()))
+        occupied = np.rot90(tiles, turn)
+        read = np.array([list(row) for row in
+                         read_premiums(top, occupied=occupied, scheme=scheme)])
+        bad = (read != premium) & ~occupied
+        if bad.any():
+            failures.append(f"{image_name}: cells {np.argwhere(bad).tolist()[:5]}")
+    assert not failures, failures
+
