@@ -18,6 +18,7 @@ from vision.locate import locate_board
 from vision.render import STYLES, render_photo
 
 PASS_SHARE = 0.01  # of the board diagonal
+SHIFT_SHARE = 0.5 / (15 * 2 ** 0.5)  # half a cell: a grid this far off reads the wrong cells
 ERUDIT_LETTERS = "АБВГДЕЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ*"
 ENGLISH_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ*"
 
@@ -70,8 +71,12 @@ def main(argv=None) -> None:
     print(f"photos: {len(errors)}  within 1% of the diagonal: {np.mean(errors <= PASS_SHARE):.3f}  "
           f"median error: {np.median(errors):.4f}  reported board-less: {sum(failures.values())} "
           f"{failures}  median locate time: {np.median(times) * 1000:.0f} ms")
+    shifted = int(np.sum(np.isfinite(errors) & (errors > SHIFT_SHARE)))
+    print(f"  grids off by half a cell or more (a row or column shifted): {shifted}")
     for style in STYLES:
         picked = [e for i, e in enumerate(errors) if STYLES[(args.start + i) % len(STYLES)] == style]
+        if not picked:
+            continue
         print(f"  {style:17} within 1%: {np.mean(np.array(picked) <= PASS_SHARE):.3f}")
 
 

@@ -12,8 +12,14 @@ import numpy as np
 from engine.board import Board, cell_name, is_star
 from engine.errors import EruditError, GameError
 from engine.game import Game
-from engine.infer import FLOOR, agreement, deduce_stars, infer_move, rotate_probs
+from engine.infer import FLOOR, deduce_stars, infer_move
 
+# Shifts tried when a photo's grid may have been found a few cells off.
+SHIFTS = [(dr, dc) for dr in range(-4, 5) for dc in range(-4, 5)]
+# Mean log-likelihood per old tile above which the reader's own upright is trusted.
+GOOD_TILE = float(np.log(0.3))
+# Log-likelihood charged for an old tile that a shifted grid puts outside the photo's grid.
+OUTSIDE = float(np.log(0.02))
 # Border kept around the grid in the rectified picture shown to players, in cells.
 RECTIFIED_MARGIN = 0.3
 # Evidence (in nats) by which later photos must outvote a tile's recorded letter to fix it.
@@ -43,20 +49,62 @@ def _profile(profile, data):
 
 
 def read_aligned(game: Game, image: np.ndarray, profile=None):
-    """Read a photo and turn the reading to the game's upright (photos may be taken from any
-    side of the table): the side whose reading agrees best with the tiles already down."""
-    from vision.read import read_board
+    """Read a photo and bring the reading into the game's frame. Photos may be taken from any
+    side of the table, and a grid found a cell off is still a grid: the turn and shift whose
+    reading agrees best with the tiles already down wins, and the photo is read again there."""
+    from vision.read import read_board, read_grid
 
     reading = read_board(image, ruleset=game.ruleset, profile=profile)
     if game.board.is_empty():
         return reading
-    scores = [agreement(game.board, rotate_probs(reading.probs, -k), reading.labels)
-              for k in range(4)]
-    turns = int(np.argmax(scores))
+    turns, (dr, dc) = best_alignment(game.board, reading.probs, reading.labels)
+    if not turns and not (dr or dc):
+        return reading
+    base = reading
     if turns:
-        reading = read_board(image, ruleset=game.ruleset, profile=profile,
-                             turns=(reading.orientation // 90 + turns) % 4)
-    return reading
+        base = read_grid(image, reading.location, ruleset=game.ruleset, profile=profile,
+                         turns=(reading.orientation // 90 + turns) % 4)
+    if not (dr or dc):
+        return base
+    return read_grid(image, _shifted(base, dr, dc), ruleset=game.ruleset, profile=profile,
+                     turns=0)
+
+
+def best_alignment(before: Board, probs: np.ndarray, labels: list[str]):
+    """Quarter turns (clockwise) and (row, column) shift that map the game's board onto a
+    reading, by the likelihood of the old tiles under each. The reader's own upright is kept
+    when it explains the old tiles well: in another turn the letters were read sideways, so
+    only the pattern of tiles would speak for it."""
+    logp = np.log(np.clip(probs, FLOOR, 1.0))
+    index = {s: i for i, s in enumerate(labels)}
+    tiles = [(r, c, index.get("*" if is_star(s) else s, 0)) for r, c, s in before.tiles()]
+    scored = [(_fit(np.rot90(logp, k=turns, axes=(0, 1)), tiles, shift), turns, shift)
+              for turns in range(4) for shift in SHIFTS]
+    own = max(item for item in scored if item[1] == 0)
+    if own[0] >= len(tiles) * GOOD_TILE:
+        return own[1], own[2]
+    best = max(scored)
+    return best[1], best[2]
+
+
+def _fit(logp: np.ndarray, tiles, shift) -> float:
+    dr, dc = shift
+    total = 0.0
+    for r, c, i in tiles:
+        rr, cc = r + dr, c + dc
+        total += logp[rr, cc, i] if 0 <= rr < 15 and 0 <= cc < 15 else OUTSIDE
+    return total
+
+
+def _shifted(reading, dr: int, dc: int):
+    """The location of a grid moved by (dr, dc) cells within the reading's upright frame."""
+    from vision.locate import Location, grid_homography
+
+    h = grid_homography(np.float32(reading.corners))
+    square = np.float32([[dc, dr], [15 + dc, dr], [15 + dc, 15 + dr], [dc, 15 + dr]])
+    corners = cv2.perspectiveTransform(square[None], h)[0].astype(np.float32)
+    return Location(corners=corners, cell_px=reading.location.cell_px,
+                    quality=reading.location.quality)
 
 
 def propose_turn(game: Game, image_path, profile=None, data=None) -> Proposal:

@@ -17,12 +17,14 @@ import time
 
 import cv2
 import numpy as np
+from PIL import ImageFont
 
 from engine.errors import PhotoError
 from vision.cells import CELL, GRID, board_image, cut_cell
 from vision.classifier import CYRILLIC, GLYPHS, LATIN, glyph_of
 from vision.locate import locate_board
-from vision.render import STYLES, render_photo
+from vision.render import STYLES, font_paths, render_photo
+from vision.render_styles import ENGLISH_STYLES
 
 TRAIN_SEEDS = range(1_000_000, 9_000_000)
 EVAL_SEEDS = range(9_000_000, 9_100_000)
@@ -30,8 +32,9 @@ CORNER_JITTER = 0.05  # cells: sd of the error added to each true grid corner
 SHIFT = 0.09  # cells: sd of the extra per-crop shift
 MAX_SHIFT = 0.22  # cells
 SCALE = 0.07  # sd of the log of the extra per-crop scale
-PLAIN_EMPTY_KEEP = 0.3  # share of plain empty squares kept (they are many and alike)
-STAR_SHARE = 0.04  # share of tiles that are stars (or blanks)
+PLAIN_EMPTY_KEEP = 0.5  # share of plain empty squares kept (many and alike, yet most cells of a game)
+STAR_SHARE = 0.08  # share of tiles that are stars (or blanks): rare in games, easy to miss
+PRINTED_PREMIUMS = 0.5  # share of photos whose premium squares get a big printed factor digit
 
 
 def random_board(rng: np.random.Generator, alphabet: str) -> list[str]:
@@ -75,17 +78,60 @@ def shot_samples(seed: int, fonts: str = "train", jitter: bool = True):
                         shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32))
     else:
         variants = [shot.corners]
+    blank = style in ENGLISH_STYLES  # Scrabble boxes have blank tiles, not printed stars
+    printed = rng.random() < PRINTED_PREMIUMS and fonts != "heldout"
     crops, labels = [], []
     for corners in variants:
         top = board_image(shot.image, corners)
+        if printed:
+            print_premium_digits(top, board, shot.layout, rng)
         for r in range(GRID):
             for c in range(GRID):
                 symbol = board[r][c]
                 if symbol == "." and shot.layout[r][c] == "." and rng.random() > PLAIN_EMPTY_KEEP:
                     continue
                 crops.append(_cut(top, r, c, rng, jitter))
-                labels.append(GLYPHS.index(glyph_of(symbol)))
+                labels.append(GLYPHS.index(glyph_of(symbol, blank)))
     return np.asarray(crops, np.uint8), np.asarray(labels, np.uint8)
+
+
+def print_premium_digits(top: np.ndarray, board, layout, rng: np.random.Generator) -> None:
+    """Print a big factor digit ('3', '×2' …) in a darker shade on empty premium squares.
+
+    Real Эрудит boxes print their factor large on the square; seen turned, such a digit looks
+    like a letter (a '3' upside down reads as 'С'), so the classifier must see them as empty.
+    """
+    font_file = font_paths("train")[int(rng.integers(len(font_paths("train"))))]
+    size = int(CELL * rng.uniform(0.45, 0.75))
+    font = ImageFont.truetype(font_file, size)
+    prefix = str(rng.choice(["", "×", "x", "⊗"]))
+    shade = rng.uniform(0.4, 0.75)
+    at = rng.uniform(-0.12, 0.18, 2) * CELL
+    for r in range(GRID):
+        for c in range(GRID):
+            code = layout[r][c]
+            if board[r][c] != "." or code not in "WwLl":
+                continue
+            text = prefix + ("3" if code in "WL" else "2")
+            mask = np.asarray(font.getmask(text), np.uint8).reshape(font.getmask(text).size[::-1])
+            _stamp_ink(top, mask, r, c, at, shade)
+
+
+def _stamp_ink(top: np.ndarray, mask: np.ndarray, r: int, c: int, at, shade: float) -> None:
+    """Darken the square under `mask`, centred on cell (r, c) moved by `at` px."""
+    h, w = mask.shape
+    if h == 0 or w == 0:
+        return
+    cx = (0.5 + c + 0.5) * CELL + at[0]
+    cy = (0.5 + r + 0.5) * CELL + at[1]
+    x0, y0 = int(round(cx - w / 2)), int(round(cy - h / 2))
+    x1, y1 = min(x0 + w, top.shape[1]), min(y0 + h, top.shape[0])
+    x0c, y0c = max(x0, 0), max(y0, 0)
+    if x1 <= x0c or y1 <= y0c:
+        return
+    alpha = mask[y0c - y0:y1 - y0, x0c - x0:x1 - x0, None].astype(np.float32) / 255
+    region = top[y0c:y1, x0c:x1].astype(np.float32)
+    top[y0c:y1, x0c:x1] = (region * (1 - alpha * (1 - shade))).astype(np.uint8)
 
 
 def _cut(top: np.ndarray, r: int, c: int, rng: np.random.Generator, jitter: bool) -> np.ndarray:

@@ -35,12 +35,7 @@ def located_well(shot) -> Location:
     return where
 
 
-BLACK_SMALL = pytest.param("erudit-black", marks=pytest.mark.xfail(
-    strict=True, reason="known weakness: 21 px cells with near-invisible black lines; the fit "
-    "bends by ~0.5 cell at one corner (see the locate report)"))
-
-
-@pytest.mark.parametrize("style", [BLACK_SMALL, "erudit-cream", "scrabble-hasbro", "scrabble-vintage"])
+@pytest.mark.parametrize("style", ["erudit-black", "erudit-cream", "scrabble-hasbro", "scrabble-vintage"])
 def test_each_board_look_is_found_in_a_webcam_frame(style):
     shot = render_photo(PLAYED, seed=11, style=style, size=(1280, 720))
     where = located_well(shot)
@@ -58,12 +53,26 @@ def test_tiles_on_every_corner_cell_do_not_move_the_grid():
     located_well(render_photo(EDGES, seed=5, style="erudit-cream", size=(1600, 1200)))
 
 
+@pytest.mark.parametrize("style", ["erudit-black", "scrabble-vintage"])
+def test_a_grid_off_by_whole_cells_is_moved_back_onto_the_premium_layout(style):
+    from vision.locate import _layout_shift, _shifted
+
+    shot = render_photo(PLAYED, seed=13, style=style, pose="frontal")
+    corners = order_corners(shot.corners)
+    for dx, dy in [(1, 0), (0, -2), (-1, 1)]:
+        wrong = _shifted(corners, (dx, dy))  # a margin or a row of tiles taken for cells
+        assert _layout_shift(shot.image, wrong)[0] == (-dx, -dy)
+    shift, misfit = _layout_shift(shot.image, corners)
+    assert shift == (0, 0) and misfit < 0.7
+
+
 def test_corners_come_in_image_order():
     shot = render_photo(PLAYED, seed=4, style="scrabble-hasbro")
     corners = locate_board(shot.image).corners
     assert corners.shape == (4, 2) and corners.dtype == np.float32
     assert np.argmin(corners.sum(axis=1)) == 0  # nearest the image's top-left first
-    turn = np.cross(corners[1] - corners[0], corners[2] - corners[1])
+    (ax, ay), (bx, by) = corners[1] - corners[0], corners[2] - corners[1]
+    turn = ax * by - ay * bx
     assert turn > 0  # clockwise on screen (y down)
     assert np.allclose(order_corners(corners[::-1]), corners)
 
@@ -87,6 +96,9 @@ def test_large_phone_photo_with_exif_rotation(tmp_path):
     assert image.shape == shot.image.shape
     located_well(type(shot)(image, shot.corners, shot.orientation, shot.board, shot.layout,
                             shot.style))
+    half = load_photo(path, reduce=2)  # the fast reduced decode turns the photo upright too
+    assert half.shape == (1500, 2000, 3)
+    assert corner_error(locate_board(half).corners * 2 + 0.5, shot.corners) < TOLERANCE
 
 
 def test_rectified_view_puts_cells_where_promised():

@@ -31,7 +31,7 @@ def replayed(photos) -> Game:
 
 @pytest.mark.parametrize("seed, style, players, damage", [
     (9101, "erudit-black", 2, "none"),
-    (9102, "erudit-cream", 3, "none"),
+    (9106, "erudit-cream", 3, "none"),
     (9103, "erudit-black", 2, "opposite-side"),
     (9104, "erudit-black", 4, "hand"),
     (9105, "erudit-cream", 2, "misread"),

@@ -3,10 +3,11 @@
     >>> model = load_model()
     >>> probs = model.probabilities(crops, labels_for(("А", "Б")))   # (N, 4) over . * А Б
 
-The network outputs one score per *glyph*: '.' (empty cell, any premium colour), '*' (a star or
-blank tile), '~' (a tile seen turned, used to find the board's upright) and every letter shape
-of the Cyrillic (Ё included) and Latin alphabets, homoglyphs (Cyrillic А / Latin A …) merged.
-A ruleset's letters map one-to-one onto glyphs; letters outside its alphabet are masked out.
+The network outputs one score per *glyph*: '.' (empty cell, any premium colour), '*' (a star
+tile, asterisk printed), '?' (a blank tile, nothing printed), '~' (a tile seen turned, used to
+find the board's upright) and every letter shape of the Cyrillic (Ё included) and Latin
+alphabets, homoglyphs (Cyrillic А / Latin A …) merged. A ruleset's letters map one-to-one onto
+glyphs, its '*' onto the star and/or blank glyph its boxes use; other glyphs are masked out.
 """
 
 from __future__ import annotations
@@ -20,24 +21,41 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-EMPTY, STAR, TURNED = ".", "*", "~"
+EMPTY, STAR, BLANK, TURNED = ".", "*", "?", "~"
 CYRILLIC = "АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ"
 LATIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # Latin capitals drawn like a Cyrillic one in every ordinary font: one glyph, two letters.
 HOMOGLYPHS = {"A": "А", "B": "В", "C": "С", "E": "Е", "H": "Н", "K": "К", "M": "М",
               "O": "О", "P": "Р", "T": "Т", "X": "Х"}
-GLYPHS = (EMPTY, STAR, TURNED) + tuple(CYRILLIC) + tuple(ch for ch in LATIN
+GLYPHS = (EMPTY, STAR, BLANK, TURNED) + tuple(CYRILLIC) + tuple(ch for ch in LATIN
                                                          if ch not in HOMOGLYPHS)
 MODEL_NAME = "tiles"
 
 
-def glyph_of(symbol: str) -> str:
-    """The glyph class a board symbol shows: a star standing for a letter shows as a star."""
-    if symbol in (EMPTY, STAR):
+def glyph_of(symbol: str, blank: bool = False) -> str:
+    """The glyph a board symbol shows; a star (also one standing for a letter) shows as a
+    star, or as a blank tile in boxes whose stars are blanks."""
+    if symbol == EMPTY:
         return symbol
-    if symbol.islower():
-        return STAR
+    if symbol == STAR or symbol.islower():
+        return BLANK if blank else STAR
     return HOMOGLYPHS.get(symbol, symbol)
+
+
+# How each bundled box family shows its jokers (SPEC §2: Эрудит has 3 stars, the Scrabble
+# editions 2 blanks); other rulesets accept both looks. Masking the other look keeps a dark
+# empty square from reading as a blank on an Эрудит board.
+STAR_LOOKS = {"erudit": (STAR,), "scrabble": (BLANK,), "scrabble-ru": (BLANK,)}
+
+
+def star_glyphs(ruleset_name: str) -> tuple[str, ...]:
+    """The glyphs that stand for '*' on boards of this ruleset."""
+    return STAR_LOOKS.get(ruleset_name, (STAR, BLANK))
+
+
+def glyphs_of(label: str, stars: tuple[str, ...] = (STAR, BLANK)) -> tuple[str, ...]:
+    """The glyphs that count as a reading's label: '*' is a star and/or a blank tile."""
+    return stars if label == STAR else (glyph_of(label),)
 
 
 def labels_for(alphabet) -> list[str]:
@@ -68,23 +86,30 @@ class Model:
         x = (x - self.mean) / self.std
         return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
 
-    def columns(self, labels) -> np.ndarray:
-        """The glyph index of every label, in label order."""
+    def columns(self, labels, stars: tuple[str, ...] = (STAR, BLANK)) -> np.ndarray:
+        """The glyph indices that stand for any of the labels."""
         index = {g: i for i, g in enumerate(self.glyphs)}
-        return np.array([index[glyph_of(s)] for s in labels])
+        return np.array([index[g] for s in labels for g in glyphs_of(s, stars)])
 
-    def probabilities(self, crops: np.ndarray, labels) -> np.ndarray:
+    def label_matrix(self, labels, stars: tuple[str, ...] = (STAR, BLANK)) -> np.ndarray:
+        """(G, K) 0/1: which glyphs count as which label; glyphs of no label are masked out."""
+        matrix = np.zeros((len(self.glyphs), len(labels)), np.float32)
+        for k, label in enumerate(labels):
+            for glyph in glyphs_of(label, stars):
+                matrix[self.glyphs.index(glyph), k] = 1
+        return matrix
+
+    def probabilities(self, crops: np.ndarray, labels,
+                      stars: tuple[str, ...] = (STAR, BLANK)) -> np.ndarray:
         """(N, len(labels)) probabilities, renormalised over the labels' glyphs only."""
         log_probs, _ = self.run(crops)
-        return masked(log_probs, self.columns(labels))
+        return masked(log_probs, self.label_matrix(labels, stars))
 
 
-def masked(log_probs: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """Softmax restricted to some glyph columns (the rest masked out)."""
-    picked = log_probs[:, columns]
-    picked = picked - picked.max(axis=1, keepdims=True)
-    e = np.exp(picked)
-    return e / e.sum(axis=1, keepdims=True)
+def masked(log_probs: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """Label probabilities from glyph log-probabilities, glyphs outside the labels masked out."""
+    p = np.exp(log_probs) @ matrix
+    return p / np.maximum(p.sum(axis=1, keepdims=True), 1e-30)
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -104,6 +129,8 @@ def load_model(path: str | None = None) -> Model:
     options = ort.SessionOptions()
     options.intra_op_num_threads = meta.get("threads", 2)
     options.inter_op_num_threads = 1
+    # Threads that spin between batches only steal the CPU from the rest of the pipeline.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
     glyphs = tuple(meta["glyphs"])
     if glyphs != GLYPHS:

@@ -4,11 +4,15 @@
     >>> where.corners.shape, round(where.cell_px)
     ((4, 2), 71)
 
-The search runs on a copy shrunk to about WORK_SIDE pixels: outline candidates (board edges,
-frames, the photo's own border) each get a comb of 16 equally spaced lines fitted to the line
-evidence inside them; the best comb is then refined against the grid lines themselves (a
-homography fitted to where each line really lies), so the corners hold even where tiles, hands
-or a printed margin hide the outline.
+The search runs on a copy shrunk to about WORK_SIDE pixels. A first guess comes from the line
+segments (two families through their vanishing points, a comb of 16 equally spaced lines
+fitted to each); when it is unsure, outline candidates (board edges, frames, the photo's own
+border) and other pairs of segment directions are tried too. Each guess is moved by whole cells
+onto the grid whose cell colours the premium layout (Эрудит or English, both symmetric)
+explains best, so a printed margin or a row of tiles taken for a row of cells is caught, then
+refined against the grid lines themselves (a homography through where each line really lies,
+fitted on the line pieces between empty cells), so the corners hold even where tiles, hands or
+a printed margin hide the outline.
 """
 
 from dataclasses import dataclass
@@ -17,20 +21,24 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError
+from vision.render_styles import ERUDIT_LAYOUT, SCRABBLE_LAYOUT
 
 CELLS = 15
 LINES = CELLS + 1
 WORK_SIDE = 1000  # px; enough to resolve grid lines of a board filling a quarter of the frame
 MIN_CELL_PX = 14  # px in the photo; smaller cells hold too few pixels to tell letters apart
 MIN_QUALITY = 0.3  # share of grid-line pieces that must stand out from the cells beside them
+EDGE_VIEW_CELL = 16  # px per cell in the shrunk copy enough to measure edge widths on it
 MAX_EDGE_WIDTH = 0.6  # cells; edges this soft (blur σ ≈ 0.25 cell) leave letters unreadable
 BLURRED_PHOTO_PX = 12.0  # px at WORK_SIDE; a photo whose sharpest edges are this soft is blurred
 CUT_OFF_TOLERANCE = 0.3  # cells a grid corner may lie outside the photo (rounding, cropped photos)
 VIEW_CELL = 24  # px per cell in the views the comb and the refinement work on
+EVIDENCE_BLUR = 2.0  # px at VIEW_CELL; merges the two edges of a grid line into one ridge
 MAX_CANDIDATES = 12  # outline candidates tried, largest first
 REFINED_CANDIDATES = 2  # best combs that get the full refinement
-ASYMMETRY_WEIGHT = 0.25  # tiles make a board asymmetric too, so symmetry only breaks near-ties
-SURE_QUALITY = 0.7  # line quality minus asymmetry above which the lattice guess is not second-guessed
+MISFIT_WEIGHT = 0.5  # weight of the premium layout's misfit against the line quality
+SURE_QUALITY = 0.7  # line quality above which the lattice guess is not second-guessed ...
+SURE_MISFIT = 0.85  # ... when the premium layout also explains the cell colours this well
 
 
 @dataclass
@@ -52,8 +60,8 @@ def locate_board(image: np.ndarray) -> Location:
         if _soft_edges_px(small) > BLURRED_PHOTO_PX:  # nothing found, and nothing is sharp
             raise PhotoError("board too blurred")
         raise PhotoError("no board found")
-    corners, _, quality = best
-    return _checked_location(image, corners, quality)
+    corners, _, quality, _ = best
+    return _checked_location(image, small, scale, corners, quality)
 
 
 def _soft_edges_px(small: np.ndarray) -> float:
@@ -66,16 +74,22 @@ def _soft_edges_px(small: np.ndarray) -> float:
 
 
 def _search(image, small, scale):
-    """Best (corners, score, quality) from the line lattice, and from outlines when unsure."""
+    """Best (corners, score, quality, misfit) from the line lattice, and from outlines when
+    unsure."""
     best = None
-    lattice = _lattice_candidate(small)
-    if lattice is not None:
+    segments = _segments(small)
+    for lattice in _lattices(segments, [(0, 1)]):
         best = _fitted(image, small, scale, lattice)
-    if best is None or best[1] < SURE_QUALITY:
+    if best is None or best[2] < SURE_QUALITY or best[3] > SURE_MISFIT:
         fits = [fit for fit in map(lambda quad: _comb_in_quad(small, quad),
                                    _outline_candidates(small)) if fit is not None]
-        fits.sort(key=lambda fit: -fit[1])
-        for corners, _ in fits[:REFINED_CANDIDATES]:
+        # rank the combs as the refined grids are ranked: line evidence less layout misfit
+        fits.sort(key=lambda fit: MISFIT_WEIGHT * _layout_shift(small, fit[0])[1] - fit[1])
+        guesses = [corners for corners, _ in fits[:REFINED_CANDIDATES]]
+        others = _lattices(segments, [(0, 2), (1, 2)])
+        if others:
+            guesses.append(min(others, key=lambda corners: _layout_shift(small, corners)[1]))
+        for corners in guesses:
             fitted = _fitted(image, small, scale, corners)
             if fitted is not None and (best is None or fitted[1] > best[1]):
                 best = fitted
@@ -83,26 +97,26 @@ def _search(image, small, scale):
 
 
 def _fitted(image, small, scale, corners_small):
-    """Refine a first guess, move it onto the most symmetric nearby grid; return
-    (corners in photo pixels, score, line quality) or None. The score adds symmetry to the line
-    quality so that a checkered cloth or a rack loses to the board."""
+    """Refine a first guess, move it onto the nearby grid the premium layout fits best; return
+    (corners in photo pixels, score, line quality, layout misfit) or None. The score takes the
+    misfit from the line quality so that a checkered cloth or a rack loses to the board."""
     # A first guess a row off would be bent by the refinement (one edge snaps to the frame):
-    # move it onto the symmetric grid first, then refine, then check again.
-    shift, _ = _symmetric_shift(small, corners_small)
+    # move it onto the best-fitting grid first, then refine, then check again.
+    shift, _ = _layout_shift(small, corners_small)
     if shift != (0, 0):
         corners_small = _shifted(corners_small, shift)
     refined = _refine_location(image, small, scale, corners_small)
     if refined is None:
         return None
     corners, quality = refined
-    shift, asymmetry = _symmetric_shift(image, corners)
+    shift, misfit = _layout_shift(small, corners / scale)
     if shift != (0, 0):
         moved = _shifted(corners, shift)
         refined = _refine_location(image, small, scale, moved / scale)
         if refined is None:
             return None
         corners, quality = refined
-    return corners, quality - ASYMMETRY_WEIGHT * asymmetry, quality
+    return corners, quality - MISFIT_WEIGHT * misfit, quality, misfit
 
 
 def order_corners(quad: np.ndarray) -> np.ndarray:
@@ -209,6 +223,7 @@ def _distinct(quads: list[np.ndarray]) -> list[np.ndarray]:
 # --- the grid's two families of lines, through their vanishing points ---------------------------
 
 LSD_SIDE = 640  # px; line segments are looked for on a copy this size (cells stay ≥ ~12 px)
+LSD_REFINE = cv2.LSD_REFINE_STD
 MIN_SEGMENT = 8.0  # px; shorter LSD segments have too uncertain a direction
 FAMILY_SPREAD = 22.0  # degrees a family's lines may turn across the photo (perspective)
 VP_TOLERANCE = 0.02  # sine of the angle a segment may miss its vanishing point by
@@ -217,14 +232,13 @@ COMB_BINS = 600  # bins of a family's position histogram
 MAX_CELLS_ACROSS = 90  # a board whose cells are smaller than the photo's short side / this is not looked for
 
 
-def _lattice_candidate(small: np.ndarray):
-    """Grid corners from line segments: split them into the two directions the most segment
-    length follows, find each family's vanishing point, undo the perspective so each family is
-    parallel, then fit a 16-line comb to each family's positions. None if no clear lattice."""
+def _segments(small: np.ndarray):
+    """Line segments of the shrunk photo as (ends, vectors, lengths, angles, centre, smallest
+    cell) around the photo's centre, or None when there are too few."""
     grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     factor = min(1.0, LSD_SIDE / max(grey.shape))
     lsd_input = shrink_to(grey, factor) if factor < 1.0 else grey
-    found = cv2.createLineSegmentDetector(cv2.LSD_REFINE_STD, 1.0).detect(lsd_input)[0]
+    found = cv2.createLineSegmentDetector(LSD_REFINE, 1.0).detect(lsd_input)[0]
     if found is None or len(found) < 20:
         return None
     ends = found.reshape(-1, 2, 2).astype(np.float64) / factor
@@ -233,38 +247,54 @@ def _lattice_candidate(small: np.ndarray):
     vectors = ends[:, 1] - ends[:, 0]
     lengths = np.linalg.norm(vectors, axis=1)
     keep = lengths >= MIN_SEGMENT
-    ends, vectors, lengths = ends[keep], vectors[keep], lengths[keep]
-    if len(lengths) < 20:
+    if keep.sum() < 20:
         return None
-    angles = np.degrees(np.arctan2(vectors[:, 1], vectors[:, 0])) % 180
-    families = _two_directions(angles, lengths)
-    if families is None:
-        return None
-    rng = np.random.default_rng(0)
-    points = []
-    for members in families:
-        point = _vanishing_point(ends[members], vectors[members], lengths[members], rng)
-        if point is None:
-            return None
-        points.append(point)
+    angles = np.degrees(np.arctan2(vectors[keep, 1], vectors[keep, 0])) % 180
     smallest = min(grey.shape) / MAX_CELLS_ACROSS
-    return _comb_lattice(ends, lengths, families, points, centre, smallest)
+    return ends[keep], vectors[keep], lengths[keep], angles, centre, smallest
 
 
-def _two_directions(angles, lengths):
-    """Masks of the segments near the two strongest directions (at least 30° apart)."""
+def _lattices(segments, pairs) -> list[np.ndarray]:
+    """Grid corners from line segments, one guess per pair of the strongest directions in
+    `pairs` (indices into the up to three strongest, 0 the strongest): take the segments near
+    both directions, find each family's vanishing point, undo the perspective so each family is
+    parallel, then fit a 16-line comb to each family's positions. Stripes of a table or a cloth
+    can outweigh one of the grid's directions, hence the other pairs."""
+    if segments is None:
+        return []
+    ends, vectors, lengths, angles, centre, smallest = segments
+    peaks = _direction_peaks(angles, lengths)
+    found = []
+    for first, second in pairs:
+        if second >= len(peaks):
+            continue
+        families = [np.abs((angles - peaks[k] + 90) % 180 - 90) <= FAMILY_SPREAD for k in (first, second)]
+        if min(mask.sum() for mask in families) < 8:
+            continue
+        rng = np.random.default_rng(0)
+        points = [_vanishing_point(ends[m], vectors[m], lengths[m], rng) for m in families]
+        if any(point is None for point in points):
+            continue
+        corners = _comb_lattice(ends, lengths, families, points, centre, smallest)
+        if corners is not None:
+            found.append(corners)
+    return found
+
+
+def _direction_peaks(angles, lengths, count=3) -> list[int]:
+    """Up to `count` directions (degrees) most segment length follows, each at least 30° from
+    the stronger ones."""
     hist = np.bincount(np.round(angles).astype(int) % 180, weights=lengths, minlength=180)
     smooth = np.convolve(np.r_[hist[-3:], hist, hist[:3]], np.ones(7), "valid")
-    first = int(np.argmax(smooth))
-    gap = np.abs((np.arange(180) - first + 90) % 180 - 90)
-    second = int(np.argmax(np.where(gap >= 30, smooth, -1)))
-    masks = []
-    for peak in (first, second):
-        off = np.abs((angles - peak + 90) % 180 - 90)
-        masks.append(off <= FAMILY_SPREAD)
-    if min(mask.sum() for mask in masks) < 8:
-        return None
-    return masks
+    peaks = []
+    for _ in range(count):
+        allowed = np.ones(180, bool)
+        for peak in peaks:
+            allowed &= np.abs((np.arange(180) - peak + 90) % 180 - 90) >= 30
+        if not (allowed & (smooth > 0)).any():
+            break
+        peaks.append(int(np.argmax(np.where(allowed, smooth, -1))))
+    return peaks
 
 
 def _vanishing_point(ends, vectors, lengths, rng):
@@ -392,8 +422,8 @@ def _line_evidence(view: np.ndarray):
         gy = cv2.convertScaleAbs(cv2.Sobel(channel, cv2.CV_16S, 0, 1, ksize=3), alpha=0.25)
         grad_x = gx if grad_x is None else cv2.max(grad_x, gx)
         grad_y = gy if grad_y is None else cv2.max(grad_y, gy)
-    grad_x = cv2.GaussianBlur(grad_x.astype(np.float32), (0, 0), sigmaX=1.2, sigmaY=0.1)
-    grad_y = cv2.GaussianBlur(grad_y.astype(np.float32), (0, 0), sigmaX=0.1, sigmaY=1.2)
+    grad_x = cv2.GaussianBlur(grad_x.astype(np.float32), (0, 0), sigmaX=EVIDENCE_BLUR, sigmaY=0.1)
+    grad_y = cv2.GaussianBlur(grad_y.astype(np.float32), (0, 0), sigmaX=0.1, sigmaY=EVIDENCE_BLUR)
     return grad_x, grad_y
 
 
@@ -447,7 +477,8 @@ def _comb_scores(padded, pad, period, offsets):
     taps = np.concatenate([np.arange(LINES) * period, (np.arange(CELLS) + 0.5) * period])
     weights = np.concatenate([np.ones(LINES), -np.full(CELLS, LINES / CELLS)])
     at = offsets[:, None] + taps[None, :] + pad
-    base = np.floor(at).astype(np.intp)
+    # a coarser or refined period can reach past the padding: read zeros there
+    base = np.clip(np.floor(at).astype(np.intp), 0, len(padded) - 2)
     frac = at - base
     values = padded[base] * (1 - frac) + padded[base + 1] * frac
     scores = values @ weights
@@ -472,8 +503,8 @@ def _refine_location(image, small, scale, corners_small, rounds=REFINE_ROUNDS):
     if _cell_size(corners) < VIEW_CELL and scale > 1.0:
         source, factor = image, scale
     corners = corners * factor
-    for reach in rounds:
-        fitted = _snap_to_lines(source, corners, reach)
+    for reach in rounds:  # the clean pieces are found anew each round: the strips need a close fit
+        fitted = _snap_to_lines(source, corners, reach, _clean_pieces(small, corners / factor))
         if fitted is None:
             return None
         corners, _ = fitted
@@ -516,9 +547,10 @@ def _grid_view(source: np.ndarray, corners: np.ndarray, cell: int, margin: int):
     return view, to_source
 
 
-def _snap_to_lines(source, corners, reach):
+def _snap_to_lines(source, corners, reach, clean=None):
     """One round: find each grid line's true position in every cell it borders, fit a homography
-    through them; returns (new corners, share of samples on their line) or None."""
+    through them (only the `clean` pieces when there are enough); returns (new corners, share of
+    samples on their line) or None."""
     cell, margin = VIEW_CELL, 1
     view, to_source = _grid_view(source, corners, cell, margin)
     grad_x, grad_y = _line_evidence(view)
@@ -538,7 +570,10 @@ def _snap_to_lines(source, corners, reach):
     strong = strengths > NOISE_FLOOR
     if strong.sum() < 16:
         return None
-    homography, _ = cv2.findHomography(snapped[strong], image_pts[strong], cv2.RANSAC,
+    used = strong
+    if clean is not None and (strong & np.concatenate([part.ravel() for part in clean])).sum() >= MIN_CLEAN:
+        used = strong & np.concatenate([part.ravel() for part in clean])
+    homography, _ = cv2.findHomography(snapped[used], image_pts[used], cv2.RANSAC,
                                        max(1.0, 0.12 * _cell_size(corners)), maxIters=RANSAC_DRAWS)
     if homography is None:
         return None
@@ -571,45 +606,99 @@ def _line_offsets(grad, cell, margin, half):
     return offsets, strengths
 
 
-# --- which of the nearby grids is the symmetric one ----------------------------------------------
+CLEAN_STEP = 18.0  # Lab units a cell may differ from its kind's usual colour and count as empty
+INSET_CELL = 16  # px per cell when looking for inset premium squares
+INSET_SHARE = 0.55  # strip this much nearer the plain colour than the square's: printed inset
+MIN_CLEAN = 60  # clean line pieces needed to fit on them alone
+PLAIN_CELLS = np.array([[a == b == "." for a, b in zip(*rows, strict=True)]
+                        for rows in zip(ERUDIT_LAYOUT, SCRABBLE_LAYOUT, strict=True)])
 
-SYMMETRY_CELL = 12  # px per cell when comparing cell colours
-MAX_SHIFT = 2  # cells the comb may be off (a printed margin or frame taken for a row of cells)
-SHIFT_GAIN = 0.8  # a shifted grid must be this much more symmetric to replace the fitted one
-COLOUR_STEP = 14.0  # Lab distance between cells of different kinds; shading stays below it
+
+def _clean_pieces(small, corners_small):
+    """Masks (line, piece) of the vertical and horizontal line pieces between two empty cells,
+    and plain ones when the premium squares are printed inset: the sides of tiles and the edges
+    of inset squares lie close to the lines and would pull the fit. (Leaving out the neighbours
+    of tiles too leaves too few pieces; squares printed up to the lines mark them well.)"""
+    colours, strips = _cell_colours(small, corners_small, 0, INSET_CELL, strips=True)
+    kinds = LAYOUT_KINDS[int(np.argmax(_layout_fits(colours)[:, 0, 0]))]
+    occupied = np.zeros((CELLS, CELLS), bool)
+    for mask in kinds:
+        members = colours[mask]
+        occupied[mask] = np.linalg.norm(members - np.median(members, axis=0), axis=1) > CLEAN_STEP
+    usable = ~occupied
+    premium = ~PLAIN_CELLS & usable
+    if premium.any() and (PLAIN_CELLS & usable).any():
+        # inset squares: the strip just inside their cells shows the plain colour, not theirs
+        plain = np.median(colours[PLAIN_CELLS & usable], axis=0)
+        to_square = np.median(np.linalg.norm(strips[premium] - colours[premium], axis=1))
+        to_plain = np.median(np.linalg.norm(strips[premium] - plain, axis=1))
+        if to_square > INSET_SHARE * (to_square + to_plain):
+            usable &= PLAIN_CELLS
+    padded = np.pad(usable, 1, constant_values=True)  # beyond: the margin
+    vertical = (padded[1:-1, :-1] & padded[1:-1, 1:]).T
+    horizontal = padded[:-1, 1:-1] & padded[1:, 1:-1]
+    return vertical, horizontal
 
 
-def _symmetric_shift(image, corners):
-    """Premium layouts look the same under the 8 symmetries of the square; a grid off by a row or
-    column (a printed margin taken for cells) does not. Return the (dx, dy) in cells of the most
-    symmetric grid near the fitted one."""
-    cell, margin = SYMMETRY_CELL, MAX_SHIFT
+# --- which of the nearby grids matches the premium layout ---------------------------------------
+
+LAYOUT_CELL = 12  # px per cell when comparing cell colours
+MAX_SHIFT = 3  # cells the comb may be off (a printed margin or frame taken for a row of cells)
+SHIFT_GAIN = 0.05  # layout fit a shifted grid must gain to replace the fitted one
+LIGHTNESS_WEIGHT = 0.5  # shading moves lightness more than hue
+COLOUR_CAP = 40.0  # Lab units; a tile or a hand counts no more than this against a fit
+LAYOUT_KINDS = [
+    [np.array([[ch == kind for ch in row] for row in layout]) for kind in sorted(set("".join(layout)))]
+    for layout in (ERUDIT_LAYOUT, SCRABBLE_LAYOUT)
+]
+
+
+def _layout_shift(image, corners):
+    """The printed premium squares sit in the same cells on every board (both known layouts);
+    a grid off by a row or column (a printed margin or a row of tiles taken for cells) puts
+    them in the wrong cells. Return the (dx, dy) in cells of the nearby grid whose cell colours
+    the layout explains best, and that grid's misfit (1 - share of colour variance explained)."""
+    fits = _layout_fits(_cell_colours(image, corners, MAX_SHIFT)).max(axis=0)  # (dy, dx)
+    dy, dx = np.unravel_index(int(np.argmax(fits)), fits.shape)
+    if fits[dy, dx] > fits[MAX_SHIFT, MAX_SHIFT] + SHIFT_GAIN:
+        return (int(dx) - MAX_SHIFT, int(dy) - MAX_SHIFT), 1 - float(fits[dy, dx])
+    return (0, 0), 1 - float(fits[MAX_SHIFT, MAX_SHIFT])
+
+
+def _cell_colours(image, corners, margin, cell=LAYOUT_CELL, strips=False):
+    """Mean Lab colour of the middle of each cell of the grid and `margin` cells around it;
+    with `strips` also of a strip one pixel inside each cell's edges."""
     view, _ = _grid_view(image, corners, cell, margin)
     lab = cv2.cvtColor(view.astype(np.float32) / 255, cv2.COLOR_BGR2LAB)
+    lab *= np.float32([LIGHTNESS_WEIGHT, 1, 1])
     count = CELLS + 2 * margin
+    cells = lab.reshape(count, cell, count, cell, 3)
     quarter = cell // 4
-    cells = lab.reshape(count, cell, count, cell, 3)[:, quarter:-quarter, :, quarter:-quarter]
-    colours = cells.mean(axis=(1, 3))
-    scores = {}
-    for dy in range(-margin, margin + 1):
-        for dx in range(-margin, margin + 1):
-            window = colours[margin + dy:margin + dy + CELLS, margin + dx:margin + dx + CELLS]
-            scores[(dx, dy)] = _asymmetry(window)
-    best = min(scores, key=scores.get)
-    if scores[best] < SHIFT_GAIN * scores[(0, 0)]:
-        return best, scores[best]
-    return (0, 0), scores[(0, 0)]
+    middles = cells[:, quarter:-quarter, :, quarter:-quarter].mean(axis=(1, 3))
+    if not strips:
+        return middles
+    ring = cells[:, 1:-1, :, 1:-1].sum(axis=(1, 3)) - cells[:, 2:-2, :, 2:-2].sum(axis=(1, 3))
+    return middles, ring / ((cell - 2) ** 2 - (cell - 4) ** 2)
 
 
-def _asymmetry(colours: np.ndarray) -> float:
-    images = [np.rot90(colours, k) for k in (1, 2, 3)]
-    images += [colours[::-1], colours[:, ::-1], colours.transpose(1, 0, 2),
-               colours[::-1, ::-1].transpose(1, 0, 2)]
-    total = 0.0
-    for other in images:
-        distance = np.linalg.norm(colours - other, axis=2)
-        total += float((distance > COLOUR_STEP).mean())
-    return total / len(images)
+def _layout_fits(colours):
+    """(layout, dy, dx) share of the colour spread of every 15×15 window of `colours` that the
+    layout's kinds explain (1 - within / total), each cell's distance capped so that tiles count
+    like any other misfit."""
+    windows = np.lib.stride_tricks.sliding_window_view(colours, (CELLS, CELLS), axis=(0, 1))
+    windows = np.moveaxis(windows, 2, -1)  # (dy, dx, row, column, channel)
+    flat = windows.reshape(*windows.shape[:2], -1, 3)
+    centre = np.median(flat, axis=2)
+    total = np.minimum(np.linalg.norm(flat - centre[:, :, None], axis=3), COLOUR_CAP).sum(axis=2)
+    fits = []
+    for kinds in LAYOUT_KINDS:
+        within = 0.0
+        for mask in kinds:
+            members = windows[:, :, mask]
+            spread = np.linalg.norm(members - np.median(members, axis=2, keepdims=True), axis=3)
+            within = within + np.minimum(spread, COLOUR_CAP).sum(axis=2)
+        fits.append(1 - within / (total + 1e-6))
+    return np.array(fits)
 
 
 def _shifted(corners, shift):
@@ -621,7 +710,7 @@ def _shifted(corners, shift):
 # --- final checks -------------------------------------------------------------------------------
 
 
-def _checked_location(image, corners, quality) -> Location:
+def _checked_location(image, small, scale, corners, quality) -> Location:
     height, width = image.shape[:2]
     corners = order_corners(corners)
     cell = _cell_size(corners)
@@ -633,7 +722,9 @@ def _checked_location(image, corners, quality) -> Location:
     smallest = _smallest_cell(corners)
     if smallest < MIN_CELL_PX:
         raise PhotoError(f"board too small to read (cells of {smallest:.0f} px)")
-    width_cells = _edge_width(image, corners)
+    # the shrunk copy shows edge widths as well once its cells are large enough, and is faster
+    source, factor = (small, 1 / scale) if cell / scale >= EDGE_VIEW_CELL else (image, 1.0)
+    width_cells = _edge_width(source, corners * factor)
     if width_cells > MAX_EDGE_WIDTH:
         raise PhotoError("board too blurred")
     return Location(corners=np.float32(corners), cell_px=cell, quality=quality)
@@ -647,7 +738,7 @@ def _smallest_cell(corners: np.ndarray) -> float:
 def _edge_width(image, corners) -> float:
     """How wide (in cells) the board's sharpest edges are: its contrast over its steepest
     gradient. A sharp photo gives ~0.1 cell; blur of σ cells widens edges to about 2.5σ."""
-    cell = int(max(8, min(32, _cell_size(corners))))
+    cell = int(max(8, min(16, _cell_size(corners))))  # 16 px per cell resolve 0.1-cell edges
     view, _ = _grid_view(image, corners, cell, 0)
     grey = cv2.cvtColor(view, cv2.COLOR_BGR2GRAY).astype(np.float32)
     grad = np.hypot(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3),

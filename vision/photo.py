@@ -12,18 +12,25 @@ import numpy as np
 
 from engine.errors import PhotoError
 
+REDUCED_DECODES = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2,
+                   4: cv2.IMREAD_REDUCED_COLOR_4, 8: cv2.IMREAD_REDUCED_COLOR_8}
 
-def load_photo(path) -> np.ndarray:
+
+def load_photo(path, reduce: int = 1) -> np.ndarray:
     """Decode `path` to a BGR uint8 image, turned upright as its EXIF orientation says.
 
-    cv2.imread with IMREAD_COLOR applies the EXIF orientation tag itself (checked on a photo
-    stored sideways with orientation 6), so the pixels come back as the photo is displayed.
+    cv2.imread applies the EXIF orientation tag itself (checked on a photo stored sideways with
+    orientation 6, also for the reduced decodes), so the pixels come back as the photo is
+    displayed. `reduce` 2, 4 or 8 decodes a JPEG at 1/2, 1/4 or 1/8 of its size, about twice as
+    fast as a full decode at 1/2: enough for a 12 MP photo whose cells span 100+ pixels.
     """
+    if reduce not in REDUCED_DECODES:
+        raise ValueError(f"reduce must be one of {sorted(REDUCED_DECODES)}, not {reduce!r}")
     name = os.fspath(path)
     if not os.path.isfile(name):
         raise PhotoError(f"{name}: cannot open (no such file)")
     try:
-        image = cv2.imread(name, cv2.IMREAD_COLOR)
+        image = cv2.imread(name, REDUCED_DECODES[reduce])
     except cv2.error as exc:  # a corrupt header can raise instead of returning None
         raise PhotoError(f"{name}: not an image ({exc.msg.strip()})") from None
     if image is None:

@@ -101,15 +101,16 @@ def _classify(relative, empty, scheme):
     protos = np.float32([scheme[name] for name in names])
     weight = np.float32([LIGHTNESS_WEIGHT, 1, 1])
     flat = relative[empty]
+    barred = _barred(names)  # (15, 15, kind): '*' only marks the centre
     for _ in range(ADAPT_ROUNDS):
-        distance = np.linalg.norm((flat[:, None] - protos[None]) * weight, axis=2)
+        distance = np.linalg.norm((flat[:, None] - protos[None]) * weight, axis=2) + barred[empty]
         nearest = distance.argmin(axis=1)
         for k in range(1, len(names)):  # the plain colour stays the reference
             members = flat[(nearest == k) & (distance[:, k] < UNKNOWN_DISTANCE)]
             if len(members):
                 # move halfway so that one odd cell cannot drag a kind away
                 protos[k] = 0.5 * protos[k] + 0.5 * np.median(members, axis=0)
-    distance = np.linalg.norm((relative[..., None, :] - protos) * weight, axis=-1)
+    distance = np.linalg.norm((relative[..., None, :] - protos) * weight, axis=-1) + barred
     distance = _with_orbits(distance, empty)
     order = np.sort(distance, axis=-1)
     nearest = distance.argmin(axis=-1)
@@ -118,6 +119,16 @@ def _classify(relative, empty, scheme):
     far = order[..., 0] > UNKNOWN_DISTANCE * (1 + ORBIT_WEIGHT)
     doubtful = (order[..., 1] - order[..., 0] < DOUBT_MARGIN) | far
     return kinds, doubtful & empty
+
+
+def _barred(names):
+    """(15, 15, kind) distance added to kinds a cell cannot have: the centre star marks only
+    the centre, so a pale premium square elsewhere cannot drift towards it."""
+    barred = np.zeros((CELLS, CELLS, len(names)), np.float32)
+    if "*" in names:
+        barred[..., names.index("*")] = 10 * UNKNOWN_DISTANCE
+        barred[CELLS // 2, CELLS // 2, names.index("*")] = 0
+    return barred
 
 
 def _with_orbits(distance, empty):

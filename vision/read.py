@@ -14,7 +14,7 @@ import numpy as np
 
 from engine.ruleset import Ruleset, load_ruleset
 from vision.cells import GRID, board_crops
-from vision.classifier import EMPTY, STAR, labels_for, load_model, masked
+from vision.classifier import EMPTY, STAR, labels_for, load_model, masked, star_glyphs
 from vision.locate import Location, locate_board
 from vision.photo import load_photo
 
@@ -64,14 +64,21 @@ def read_board(image: np.ndarray, *, ruleset: str | Ruleset = "erudit", profile=
     `turns` forces the upright (quarter turns counter-clockwise) when the caller knows it
     better than the letters do, e.g. from the tiles already on the board.
     """
+    return read_grid(image, locate_board(image), ruleset=ruleset, profile=profile, turns=turns)
+
+
+def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset = "erudit",
+              profile=None, turns: int | None = None) -> Reading:
+    """read_board on a grid already located (corners in image order, or any order: the
+    reading is turned upright from the corners' first one)."""
     rules = load_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
-    location = locate_board(image)
     crops = board_crops(image, location.corners).reshape(GRID * GRID, *_crop_shape())
-    log_probs, embeddings, turns = _classify_upright(crops, rules.alphabet, turns)
+    stars = star_glyphs(rules.name)
+    log_probs, embeddings, turns = _classify_upright(crops, rules.alphabet, stars, turns)
     if profile is not None:
         log_probs = profile.adjust(log_probs, embeddings, load_model().glyphs)
     labels = labels_for(rules.alphabet)
-    probs = masked(log_probs, load_model().columns(labels))
+    probs = masked(log_probs, load_model().label_matrix(labels, stars))
     grid = np.rot90(probs.reshape(GRID, GRID, -1), turns, axes=(0, 1))
     board = ["".join(labels[i] for i in row) for row in grid.argmax(axis=2)]
     return Reading(
@@ -87,7 +94,7 @@ def _crop_shape() -> tuple[int, int, int]:
     return size, size, 3
 
 
-def _classify_upright(crops: np.ndarray, alphabet,
+def _classify_upright(crops: np.ndarray, alphabet, stars: tuple[str, ...],
                       turns: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Glyph log-probabilities and embeddings of every crop read upright, and the quarter
     turns (counter-clockwise) that make the board upright (found from the letters unless
@@ -96,7 +103,7 @@ def _classify_upright(crops: np.ndarray, alphabet,
     log_probs, embeddings = model.run(crops)
     empty = np.exp(log_probs[:, model.glyphs.index(EMPTY)])
     if turns is None:
-        turns = find_turns(crops, log_probs, alphabet)
+        turns = find_turns(crops, log_probs, alphabet, stars)
     turns %= 4
     if turns:
         again = np.flatnonzero(empty < MAYBE_TILE)
@@ -105,7 +112,8 @@ def _classify_upright(crops: np.ndarray, alphabet,
     return log_probs, embeddings, turns
 
 
-def find_turns(crops: np.ndarray, log_probs: np.ndarray, alphabet) -> int:
+def find_turns(crops: np.ndarray, log_probs: np.ndarray, alphabet,
+               stars: tuple[str, ...] = (STAR,)) -> int:
     """How many quarter turns counter-clockwise make the letters upright (0 without tiles).
 
     The clearest tiles, already read as they lie (`log_probs`), are read again in the three
@@ -118,7 +126,7 @@ def find_turns(crops: np.ndarray, log_probs: np.ndarray, alphabet) -> int:
     if len(tiles) == 0:
         return 0
     tiles = tiles[np.argsort(empty[tiles])][:ORIENTATION_TILES]
-    letters = model.columns([STAR, *alphabet])
+    letters = model.columns([STAR, *alphabet], stars)
     batch = np.concatenate([np.rot90(crops[tiles], k, axes=(1, 2)) for k in (1, 2, 3)])
     turned, _ = model.run(np.ascontiguousarray(batch))
     every = np.concatenate([log_probs[tiles], turned])

@@ -24,6 +24,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from vision.render_styles import (
+    CALIBRATION_STYLES,
     PREMIUM_FACTORS,
     PREMIUM_WORDS,
     STYLES,
@@ -34,7 +35,7 @@ from vision.render_styles import (
     shade,
 )
 
-__all__ = ["Shot", "render_photo", "STYLES", "font_paths"]
+__all__ = ["Shot", "render_photo", "STYLES", "CALIBRATION_STYLES", "font_paths"]
 
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts")
 NEEDED_GLYPHS = "АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -795,8 +796,11 @@ def _pick_size(rng) -> tuple[int, int]:
 
 def render_photo(board, *, seed: int, style: str | None = None, layout: list[str] | None = None,
                  fonts: str = "train", size: tuple[int, int] | None = None, clutter: bool = True,
-                 pose: str = "any") -> Shot:
+                 pose: str = "any", box_seed: int | None = None) -> Shot:
     """A synthetic phone photo of `board` (board text, SPEC §3) with exact ground truth.
+
+    `box_seed` fixes the box (font and jittered look) apart from the photo, so several photos
+    can show one physical box, as calibration needs; None draws the box from `seed` too.
 
     >>> shot = render_photo(board, seed=3, style="erudit-black", pose="frontal")
     >>> cv2.imwrite("x.jpg", shot.image)
@@ -807,15 +811,16 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
         raise ValueError(f"unknown pose {pose!r}")
     rng = np.random.default_rng(seed)
     style = style or STYLES[int(rng.integers(len(STYLES)))]
-    if style not in STYLES:
-        raise ValueError(f"unknown style {style!r}; one of {STYLES}")
+    if style not in STYLES + CALIBRATION_STYLES:
+        raise ValueError(f"unknown style {style!r}; one of {STYLES + CALIBRATION_STYLES}")
     layout = list(layout) if layout is not None else default_layout(style)
     _check_board(layout, "layout")
     pool = font_paths(fonts)
     if not pool:
         raise RuntimeError(f"no usable fonts in split {fonts!r}")
-    font = pool[int(rng.integers(len(pool)))]
-    look = sample_look(style, rng)
+    box_rng = rng if box_seed is None else np.random.default_rng(box_seed)
+    font = pool[int(box_rng.integers(len(pool)))]
+    look = sample_look(style, box_rng)
     w, h = size or _pick_size(rng)
     extent = 7.5 + look.margin + look.frame_width
     cam = _sample_camera(rng, pose, extent, w, h)
@@ -845,7 +850,7 @@ def main(argv=None):
     ap.add_argument("board")
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--style", choices=STYLES)
+    ap.add_argument("--style", choices=STYLES + CALIBRATION_STYLES)
     ap.add_argument("--pose", choices=("any", "frontal"), default="any")
     ap.add_argument("--fonts", choices=("train", "heldout", "all"), default="train")
     args = ap.parse_args(argv)

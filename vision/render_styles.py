@@ -13,57 +13,27 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# Premium layouts of SPEC §2 (W ×3 word, w ×2 word, L ×3 letter, l ×2 letter, * centre).
-ERUDIT_LAYOUT = [
-    "W..l...W...l..W",
-    ".w...L...L...w.",
-    "..w...l.l...w..",
-    "l..w...l...w..l",
-    "....w.....w....",
-    ".L...........L.",
-    "..l...l.l...l..",
-    "W..l...*...l..W",
-    "..l...l.l...l..",
-    ".L...........L.",
-    "....w.....w....",
-    "l..w...l...w..l",
-    "..w...l.l...w..",
-    ".w...L...L...w.",
-    "W..l...W...l..W",
-]
-SCRABBLE_LAYOUT = [
-    "W..l...W...l..W",
-    ".w...L...L...w.",
-    "..w...l.l...w..",
-    "l..w...l...w..l",
-    "....w.....w....",
-    ".L...L...L...L.",
-    "..l...l.l...l..",
-    "W..l...w...l..W",
-    "..l...l.l...l..",
-    ".L...L...L...L.",
-    "....w.....w....",
-    "l..w...l...w..l",
-    "..w...l.l...w..",
-    ".w...L...L...w.",
-    "W..l...W...l..W",
-]
+from engine.ruleset import load_layout, load_ruleset
 
-# Printed tile values: Эрудит for Cyrillic (SPEC §2; Ё from scrabble-ru), English Scrabble for Latin.
-ERUDIT_VALUES = {
-    "А": 1, "Б": 3, "В": 2, "Г": 3, "Д": 2, "Е": 1, "Ё": 3, "Ж": 5, "З": 5, "И": 1, "Й": 2,
-    "К": 2, "Л": 2, "М": 2, "Н": 1, "О": 1, "П": 2, "Р": 2, "С": 2, "Т": 2, "У": 3, "Ф": 10,
-    "Х": 5, "Ц": 10, "Ч": 5, "Ш": 10, "Щ": 10, "Ъ": 10, "Ы": 5, "Ь": 5, "Э": 10, "Ю": 10,
-    "Я": 3,
-}
-ENGLISH_VALUES = {
-    "A": 1, "B": 3, "C": 3, "D": 2, "E": 1, "F": 4, "G": 2, "H": 4, "I": 1, "J": 8, "K": 5,
-    "L": 1, "M": 3, "N": 1, "O": 1, "P": 3, "Q": 10, "R": 1, "S": 1, "T": 1, "U": 1, "V": 4,
-    "W": 4, "X": 8, "Y": 4, "Z": 10,
-}
+
+def _printed_layout(name: str) -> list[str]:
+    """A layout as printed: the centre shows its own premium where it has one (English boards)."""
+    layout = load_layout(name)
+    centre = "*" if layout.centre == "." else layout.centre
+    return [row.replace("*", centre) for row in layout.rows]
+
+
+# Premium layouts and printed tile values come from the engine's data files (SPEC §2).
+ERUDIT_LAYOUT = _printed_layout("erudit")
+SCRABBLE_LAYOUT = _printed_layout("scrabble")
+# Эрудит values for Cyrillic (Ё from scrabble-ru), English Scrabble values for Latin.
+ERUDIT_VALUES = {**load_ruleset("erudit").values, "Ё": load_ruleset("scrabble-ru").values["Ё"]}
+ENGLISH_VALUES = dict(load_ruleset("scrabble").values)
 TILE_VALUES = {**ERUDIT_VALUES, **ENGLISH_VALUES}
 
 STYLES = ("erudit-black", "erudit-cream", "scrabble-hasbro", "scrabble-vintage")
+# Boxes the general model never trains on (not in STYLES): material for per-box calibration.
+CALIBRATION_STYLES = ("novel-violet",)
 ENGLISH_STYLES = ("scrabble-hasbro", "scrabble-vintage")
 
 PREMIUM_WORDS = {
@@ -138,8 +108,8 @@ def _erudit_black(rng):
     ink = {k: shade(v, 0.55) for k, v in premium.items()}
     tile = jitter((205, 120, 25), rng, 0.1, 3)
     return Look(
-        english=False, cell=cell, line=jitter((22, 22, 24), rng, 0.2, 2),
-        line_width=rng.uniform(0.07, 0.13), line_glint=rng.uniform(0.2, 0.8),
+        english=False, cell=cell, line=jitter((14, 14, 16), rng, 0.2, 2),
+        line_width=rng.uniform(0.09, 0.15), line_glint=rng.uniform(0.2, 0.8),
         margin=rng.uniform(0.45, 0.8), board_edge=shade(cell, rng.uniform(0.5, 0.8)),
         frame=None, frame_width=0.0, labels=shade(cell, rng.uniform(1.3, 1.9)),
         premium=premium, premium_inset=rng.uniform(0.06, 0.14), premium_radius=rng.uniform(0.1, 0.25),
@@ -229,11 +199,38 @@ def _scrabble_vintage(rng):
     )
 
 
+def _novel_violet(rng):
+    """A box unlike any trained style: violet tiles with yellow letters on a grey board."""
+    cell = jitter((128, 128, 124), rng, 0.08, 3)
+    premium = {
+        "W": jitter((70, 70, 220), rng), "w": jitter((225, 160, 40), rng),
+        "L": jitter((60, 215, 235), rng), "l": jitter((85, 150, 40), rng),
+        "*": jitter((240, 242, 242), rng, 0.03, 2),
+    }
+    ink = {k: shade(v, 0.5) for k, v in premium.items()}
+    tile = jitter((120, 40, 95), rng, 0.1, 3)
+    return Look(
+        english=False, cell=cell, line=jitter((200, 200, 200), rng, 0.05, 2),
+        line_width=rng.uniform(0.04, 0.08), line_glint=0.0,
+        margin=rng.uniform(0.4, 0.8), board_edge=shade(cell, rng.uniform(0.6, 0.8)),
+        frame=None, frame_width=0.0, labels=None,
+        premium=premium, premium_inset=rng.uniform(0.02, 0.08), premium_radius=rng.uniform(0.3, 0.45),
+        premium_text="factor", premium_ink=ink,
+        centre_star=True, tile_top=tile, tile_side=shade(tile, rng.uniform(0.5, 0.7)),
+        tile_ink=jitter((30, 230, 255), rng, 0.05, 2), tile_size=rng.uniform(0.86, 0.94),
+        tile_radius=rng.uniform(0.2, 0.3), tile_height=rng.uniform(0.12, 0.2),
+        tile_grain=0.0, tile_gloss=rng.uniform(0.1, 0.25),
+        letter_size=rng.uniform(0.5, 0.6), value_size=rng.uniform(0.16, 0.2),
+        value_near=False, texture=rng.uniform(1, 3),
+    )
+
+
 _SAMPLERS = {
     "erudit-black": _erudit_black,
     "erudit-cream": _erudit_cream,
     "scrabble-hasbro": _scrabble_hasbro,
     "scrabble-vintage": _scrabble_vintage,
+    "novel-violet": _novel_violet,
 }
 
 

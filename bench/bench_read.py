@@ -1,0 +1,110 @@
+"""Speed and memory of reading a photo, next to a plain JPEG decode of the same file.
+
+    python -m bench.bench_read                  # the 12 MP real photos + rendered 12 MP photos
+    python -m bench.bench_read photo.jpg ...
+
+For each photo: cv2.imread time (best of 3), read_photo time (best of 3; decode included, model
+loading excluded) and their ratio; then, each in a fresh process, the peak memory of a decode
+alone and of a full read (model loaded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.read import read_photo
+
+EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
+REAL_12MP = [EXTERNAL / "scrabble_assistant" / "ML" / "test" / f"test{n}.jpg" for n in (10, 12, 14)]
+RENDERED = 3  # rendered 4000×3000 photos added to the real ones
+REPEATS = 3
+
+# VmHWM (not ru_maxrss, which a child inherits from its parent across fork and exec).
+_PEAK = """
+import sys, cv2
+cv2.setNumThreads({threads})
+path, mode = sys.argv[1], sys.argv[2]
+if mode == "read":
+    from vision.read import read_photo
+    read_photo(path)
+else:
+    cv2.imread(path, cv2.IMREAD_COLOR)
+status = open("/proc/self/status").read().split("VmHWM:")[1]
+print(int(status.split()[0]) / 1024)
+"""
+
+
+def rendered_photos(folder: Path) -> list[Path]:
+    """A few 12 MP JPEGs rendered from a board with a game on it."""
+    from vision.render import render_photo
+
+    board = (["." * 15] * 5 + ["..С..А..О......", "..*..П..Р.М....", "ПРОКРАСТИНАЦИЯ.",
+             "..Р..Т..Е.М....", "..О..И..Н.О....", "..Ж..Я..Т.Н....", ".......ПИХТА...",
+             "........Р......"] + ["." * 15] * 2)
+    paths = []
+    for i in range(RENDERED):
+        shot = render_photo(board, seed=9_050_000 + i, style="erudit-black", size=(4000, 3000))
+        path = folder / f"rendered_{i}.jpg"
+        cv2.imwrite(str(path), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        paths.append(path)
+    return paths
+
+
+def best_ms(action, repeats: int = REPEATS) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        times.append((time.perf_counter() - start) * 1000)
+    return min(times)
+
+
+def peak_mb(path: Path, mode: str, threads: int) -> float:
+    out = subprocess.run([sys.executable, "-c", _PEAK.format(threads=threads), str(path), mode],
+                         capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def bench(paths: list[Path], threads: int) -> None:
+    cv2.setNumThreads(threads)
+    read_photo(paths[0])  # loads the model once, as a long-running process would
+    rows = []
+    for path in paths:
+        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        decode = best_ms(lambda p=path: cv2.imread(str(p), cv2.IMREAD_COLOR))
+        read = min(read_photo(path).ms for _ in range(REPEATS))
+        rows.append((path.name, image.shape[1] * image.shape[0] / 1e6, decode, read,
+                     peak_mb(path, "decode", threads), peak_mb(path, "read", threads)))
+    print(f"{'photo':28} {'MP':>5} {'decode ms':>9} {'read ms':>8} {'ratio':>6} "
+          f"{'decode MB':>9} {'read MB':>8}")
+    for name, mp, decode, read, mem_decode, mem_read in rows:
+        print(f"{name:28} {mp:5.1f} {decode:9.0f} {read:8.0f} {read / decode:6.2f} "
+              f"{mem_decode:9.0f} {mem_read:8.0f}")
+    ratios = np.array([r[3] / r[2] for r in rows])
+    print(json.dumps({"median_ratio": round(float(np.median(ratios)), 2),
+                      "max_ratio": round(float(ratios.max()), 2),
+                      "max_read_mb": round(max(r[5] for r in rows))}))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("photos", nargs="*", type=Path)
+    parser.add_argument("--threads", type=int, default=1, help="OpenCV threads (decode and warp)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = args.photos or [p for p in REAL_12MP if p.exists()] + rendered_photos(Path(tmp))
+        bench(paths, args.threads)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Reading with and without a box profile: the real Эрудит box and a rendered unseen box.
+
+    python -m bench.eval_calibration                     # every set below
+    python -m bench.eval_calibration --sets check,novel  # what constants may be chosen on
+
+Sets:
+- check: a profile from the real box's c1 (empty) + f1 (alphabet) reads the other calibration
+  photos (empty boards c2..e3, cropped/, alphabet layouts f3..f8, bad/f2), also turned.
+- test: the same profile reads test positions A (a*, b*) and C (ML/test/*), also turned —
+  MEASUREMENT ONLY, never look at these to choose constants.
+- novel: a profile from rendered photos of the "novel-violet" box (held-out fonts, a style the
+  general model never trained on) reads rendered test boards of that box (other seeds).
+Real photos live in ../shared/external and are skipped when absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import tempfile
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from bench.eval_read import ERUDIT, TURNS, Tally, read_label
+from calibration.profile import build_profile
+from engine.errors import PhotoError
+from engine.ruleset import load_ruleset
+from models.dataset import random_board
+from vision.read import read_board
+from vision.render import font_paths, render_photo
+
+IMAGES = ERUDIT / "images_real"
+CALIBRATION_EMPTY, CALIBRATION_ALPHABET = IMAGES / "c1.jpg", IMAGES / "f1.jpg"
+NOVEL = "novel-violet"
+NOVEL_BOXES = (11, 12, 13, 14)  # seeds of rendered boxes (font and colours) of the novel style
+NOVEL_CALIBRATION_SEEDS = (500, 501)  # empty board, alphabet layout
+NOVEL_TEST_SEEDS = range(9_500_000, 9_500_000 + 1000)
+
+
+def real_rows(kind: str) -> list[dict]:
+    """Label rows of the test positions (A, C) or of the calibration photos not used to build."""
+    with (ERUDIT / "labels" / "labels.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    used = {"images_real/c1.jpg", "images_real/f1.jpg"}
+
+    def is_test(image: str) -> bool:
+        return image.startswith("ML/") or Path(image).name[0] in "ab" and "/bad/" not in image
+
+    if kind == "test":
+        return [row for row in rows if is_test(row["image"])]
+    return [row for row in rows if not is_test(row["image"]) and row["image"] not in used]
+
+
+def read(image, ruleset, profile, tally: Tally, tag: str):
+    start = time.perf_counter()
+    try:
+        if profile is not None:
+            ruleset = profile.apply_to(ruleset)
+        board = read_board(image, ruleset=ruleset, profile=profile).board
+    except PhotoError as exc:
+        print(f"  {tag}: {exc}", flush=True)
+        board = None
+    tally.seconds += time.perf_counter() - start
+    return board
+
+
+def eval_real(kind: str, profile, ruleset, turns) -> list[Tally]:
+    before, after = Tally(f"{kind} without profile"), Tally(f"{kind} with profile")
+    for row in real_rows(kind):
+        label = read_label(ERUDIT / row["board_label"])
+        image = cv2.imread(str(ERUDIT / row["image"]), cv2.IMREAD_COLOR)
+        for turn in turns:
+            turned = np.ascontiguousarray(np.rot90(image, -turn // 90)) if turn else image
+            tag = f"{row['image']}@{turn}"
+            before.add(label, read(turned, ruleset, None, before, tag + " before"), tag + " before")
+            after.add(label, read(turned, ruleset, profile, after, tag), tag)
+    return [before, after]
+
+
+def novel_photo(board, seed: int, folder: Path, box: int) -> Path:
+    """A calibration photo of a rendered box: taken with care, so no hand or cup in view."""
+    shot = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=box,
+                        clutter=False)
+    path = folder / f"{seed}.png"
+    cv2.imwrite(str(path), shot.image)
+    return path
+
+
+def alphabet_board(ruleset) -> list[str]:
+    text = "".join(ruleset.alphabet) + "*"
+    rows = [text[i:i + 15] for i in range(0, len(text), 15)]
+    return [row.ljust(15, ".") for row in rows] + ["." * 15] * (15 - len(rows))
+
+
+def eval_novel(count: int, folder: Path, box: int) -> list[Tally]:
+    """`count` rendered test boards of one novel box, read without and with its profile."""
+    ruleset = load_ruleset("erudit")
+    empty_seed, alphabet_seed = NOVEL_CALIBRATION_SEEDS
+    profile = build_profile(novel_photo(["." * 15] * 15, empty_seed, folder, box),
+                            novel_photo(alphabet_board(ruleset), alphabet_seed, folder, box),
+                            f"novel{box}", ruleset, folder)
+    font = Path(font_paths("heldout")[int(np.random.default_rng(box).integers(
+        len(font_paths("heldout"))))]).stem
+    before = Tally(f"{NOVEL} box {box} ({font}) zero-shot")
+    after = Tally(f"{NOVEL} box {box} ({font}) with profile")
+    done = 0
+    for seed in NOVEL_TEST_SEEDS:
+        if done == count:
+            break
+        rng = np.random.default_rng(seed)
+        board = random_board(rng, "".join(ruleset.alphabet))
+        shot = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=box)
+        label = ["".join("*" if ch.islower() else ch for ch in row) for row in board]
+        tag = f"seed {seed}"
+        try:
+            read_board(shot.image, ruleset=ruleset)
+        except PhotoError as exc:  # the board finder's failures are not the profile's
+            print(f"  {tag}: {exc} (skipped)")
+            continue
+        before.add(label, read(shot.image, ruleset, None, before, tag), tag + " zero-shot")
+        after.add(label, read(shot.image, ruleset, profile, after, tag), tag)
+        done += 1
+    return [before, after]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default="check,test,novel")
+    parser.add_argument("--novel", type=int, default=24, help="rendered test boards to read")
+    parser.add_argument("--no-turns", action="store_true", help="real photos only as taken")
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    sets = args.sets.split(",")
+    turns = (0,) if args.no_turns else TURNS
+    tallies = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if ({"check", "test"} & set(sets)) and CALIBRATION_EMPTY.exists():
+            ruleset = load_ruleset("erudit")
+            profile = build_profile(CALIBRATION_EMPTY, CALIBRATION_ALPHABET, "real", ruleset,
+                                    folder)
+            print("\n".join(profile.summary()))
+            for kind in ("check", "test"):
+                if kind in sets:
+                    tallies += eval_real(kind, profile, ruleset, turns)
+        if "novel" in sets:
+            for box in NOVEL_BOXES:
+                tallies += eval_novel(args.novel, folder, box)
+    print()
+    for tally in tallies:
+        print(tally.line())
+
+
+if __name__ == "__main__":
+    main()

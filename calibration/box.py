@@ -1,0 +1,191 @@
+"""A calibrated box: its layout and square colours, and reference embeddings of its empty
+cells and of its letters, used to correct the general classifier's readings of this box.
+
+    >>> box = load_profile("kitchen", data_dir)
+    >>> reading = read_board(image, ruleset=box.apply_to(ruleset), profile=box)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from calibration.references import model_hash, normalised
+from engine.errors import ProfileError
+from engine.ruleset import Layout, Ruleset
+from vision.classifier import EMPTY, glyph_of
+
+COLUMNS = "ABCDEFGHIJKLMNO"
+SHRINK = 0.1  # share of the references' covariance replaced by its mean variance
+GENERAL_WEIGHT = 0.5  # weight of the general model's log-probabilities against the references'
+ELSEWHERE = 1e-4  # the references' share for glyphs they have no example of
+FORMAT = 1
+
+
+@dataclass
+class Profile:
+    """One box. `refs` are L2-normalised embeddings of its cells, `ref_classes` what each shows."""
+
+    name: str
+    ruleset: str
+    model: str
+    layout: list[str]  # 15 rows as read from the empty board ('?' where it could not be told)
+    colours: dict  # layout code -> {"bgr": [b, g, r], "lab": [L, a, b], "cells": n}
+    differences: list[dict]  # [{"cell": "F6", "box": "L", "ruleset": "."}]
+    refs: np.ndarray = field(repr=False)
+    ref_classes: np.ndarray = field(repr=False)  # glyph, or '.' + layout code for empty cells
+    letters: list[str] = field(default_factory=list)  # glyphs with letter/star references
+    warned: bool = field(default=False, repr=False)
+    _fitted: tuple | None = field(default=None, repr=False)
+
+    @property
+    def ref_glyphs(self) -> np.ndarray:
+        return np.array([c[0] for c in self.ref_classes])
+
+    # -- reading -------------------------------------------------------------------------
+    def adjust(self, log_probs: np.ndarray, embeddings: np.ndarray, glyphs) -> np.ndarray:
+        """(N, G) glyph log-probabilities corrected with the box's references: a product of
+        the general model (weighted) and the references' own verdict. A profile without an
+        alphabet photo leaves the general model's reading as it is."""
+        if not self.letters:  # empty cells alone do not tell an unseen tile from a square
+            return log_probs
+        votes = self.votes(normalised(embeddings), list(glyphs))
+        combined = GENERAL_WEIGHT * np.asarray(log_probs, np.float32) + votes
+        combined -= combined.max(axis=1, keepdims=True)
+        return combined - np.log(np.exp(combined).sum(axis=1, keepdims=True))
+
+    def votes(self, embeddings: np.ndarray, glyphs: list[str]) -> np.ndarray:
+        """(N, G) log-probabilities of each glyph by the references alone: a linear
+        discriminant fitted to them (each kind of empty square a class of its own)."""
+        weights, bias, owners = self._discriminant()
+        scores = embeddings @ weights.T + bias
+        votes = np.full((len(embeddings), len(glyphs)), -np.inf, np.float32)
+        for glyph in set(owners):
+            column = glyphs.index(glyph)
+            votes[:, column] = np.logaddexp.reduce(scores[:, owners == glyph], axis=1)
+        known = np.isfinite(votes[0])
+        votes[:, known] -= np.logaddexp.reduce(votes[:, known], axis=1, keepdims=True)
+        # glyphs the box has no example of: far less likely than its likeliest letter
+        votes[:, ~known] = votes[:, known].max(axis=1, keepdims=True) + np.log(ELSEWHERE)
+        return votes
+
+    def _discriminant(self):
+        """Class means and a shared, shrunk covariance of the references: weights (C, D),
+        biases (C,) and the glyph of each class."""
+        if self._fitted is None:
+            classes = sorted(set(self.ref_classes))
+            index = {c: i for i, c in enumerate(classes)}
+            members = np.array([index[c] for c in self.ref_classes])
+            means = np.array([self.refs[members == i].mean(axis=0) for i in range(len(classes))])
+            spread = self.refs - means[members]
+            cov = spread.T @ spread / len(self.refs)
+            cov = (1 - SHRINK) * cov + SHRINK * np.trace(cov) / len(cov) * np.eye(len(cov))
+            weights = np.linalg.solve(cov, means.T).T
+            bias = -0.5 * np.einsum("ij,ij->i", weights, means)
+            self._fitted = (weights.astype(np.float32), bias.astype(np.float32),
+                            np.array([c[0] for c in classes]))
+        return self._fitted
+
+    @property
+    def classes(self) -> list[str]:
+        """The glyphs the references show: empty, then the letters and the star."""
+        return [EMPTY, *self.letters]
+
+    # -- rules ---------------------------------------------------------------------------
+    def apply_to(self, ruleset: Ruleset) -> Ruleset:
+        """The ruleset with this box's layout where the two differ (said once on stderr)."""
+        missing = [ch for ch in ruleset.alphabet
+                   if self.letters and glyph_of(ch) not in self.letters]
+        if missing:
+            raise ProfileError(f"profile {self.name} was made for ruleset {self.ruleset}; its "
+                               f"letters lack {''.join(missing[:10])} of ruleset {ruleset.name}")
+        rows = tuple("".join(box if box != "?" else rule for box, rule in zip(mine, theirs,
+                                                                              strict=True))
+                     for mine, theirs in zip(self.layout, ruleset.layout.rows, strict=True))
+        if rows == ruleset.layout.rows:
+            return ruleset
+        if not self.warned:
+            cells = [f"{COLUMNS[c]}{r + 1}" for r in range(15) for c in range(15)
+                     if rows[r][c] != ruleset.layout.rows[r][c]]
+            print(f"erudit: profile {self.name}: the box's layout differs from ruleset "
+                  f"{ruleset.name}'s at {', '.join(cells[:12])}; using the box's layout",
+                  file=sys.stderr)
+            self.warned = True
+        layout = Layout(name=f"{ruleset.layout.name}+{self.name}", rows=rows,
+                        centre=ruleset.layout.centre)
+        return ruleset.with_layout(layout)
+
+    def summary(self) -> list[str]:
+        """Lines telling the player what was calibrated."""
+        lines = [f"profile {self.name} (ruleset {self.ruleset}, model {self.model})"]
+        lines.append("layout read from the empty board:")
+        lines += [f"  {row}" for row in self.layout]
+        if self.differences:
+            cells = ", ".join(f"{d['cell']} {d['box']} (ruleset {d['ruleset']})"
+                              for d in self.differences)
+            lines.append(f"differs from ruleset {self.ruleset} at {len(self.differences)} "
+                         f"cells: {cells}")
+        else:
+            lines.append(f"layout matches ruleset {self.ruleset}")
+        colours = ", ".join(f"{code} #{_hex(c['bgr'])}" for code, c in self.colours.items())
+        lines.append(f"square colours: {colours}")
+        letters = ("".join(self.letters) if self.letters
+                   else "none (no alphabet photo): letters are read by the general model")
+        lines.append(f"letter references: {letters}")
+        return lines
+
+    # -- files ---------------------------------------------------------------------------
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        meta = {"format": FORMAT, "name": self.name, "ruleset": self.ruleset,
+                "model": self.model, "layout": self.layout, "colours": self.colours,
+                "differences": self.differences, "letters": self.letters}
+        (folder / "profile.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1),
+                                             encoding="utf-8")
+        np.savez_compressed(folder / "refs.npz", refs=self.refs.astype(np.float16),
+                            classes=np.array(self.ref_classes, dtype="U2"))
+
+
+def _hex(bgr) -> str:
+    b, g, r = (int(round(x)) for x in bgr)
+    return f"{r:02x}{g:02x}{b:02x}"
+
+
+def load_box(folder: Path, name: str) -> Profile:
+    """Read a profile folder; ProfileError when it is missing, corrupt, or of another model."""
+    if not (folder / "profile.json").is_file():
+        raise ProfileError(f"unknown profile {name!r} (no {folder}); run erudit calibrate")
+    try:
+        meta = json.loads((folder / "profile.json").read_text("utf-8"))
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"format {meta.get('format')!r}, this version reads {FORMAT}")
+        with np.load(folder / "refs.npz") as data:
+            refs, classes = data["refs"].astype(np.float32), data["classes"].astype(str)
+        profile = Profile(name=meta["name"], ruleset=meta["ruleset"], model=meta["model"],
+                          layout=list(meta["layout"]), colours=meta["colours"],
+                          differences=meta["differences"], refs=normalised(refs),
+                          ref_classes=classes, letters=list(meta["letters"]))
+        _check_shape(profile)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ProfileError(f"profile {name!r} in {folder} is corrupt ({exc}); "
+                           "run erudit calibrate again") from None
+    if profile.model != model_hash():
+        raise ProfileError(f"profile {name} was made with another model; "
+                           "run erudit calibrate again")
+    return profile
+
+
+def _check_shape(profile: Profile) -> None:
+    if len(profile.layout) != 15 or any(len(row) != 15 for row in profile.layout):
+        raise ValueError("layout is not 15 rows of 15")
+    if profile.refs.ndim != 2 or len(profile.refs) != len(profile.ref_classes):
+        raise ValueError("references and their glyphs differ in number")
+    if not np.isfinite(profile.refs).all():
+        raise ValueError("references hold non-numbers")
+    missing = [g for g in profile.classes if g not in set(profile.ref_glyphs)]
+    if missing:
+        raise ValueError(f"no references of {''.join(missing)}")

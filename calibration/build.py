@@ -1,0 +1,267 @@
+"""Build a box profile from a photo of its empty board and a photo of its alphabet laid out.
+
+The empty board gives the layout (vision.premium), the colour of each kind of square and
+references of every empty cell. The alphabet photo holds the ruleset's letters then the star,
+row by row from the top-left of the upright board; its upright is the turn that puts the
+occupied cells first in reading order, and each tile becomes references of its letter.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from calibration.box import COLUMNS, Profile
+from calibration.references import (
+    PhotoBoard,
+    embed,
+    empty_references,
+    letter_variants,
+    model_hash,
+    open_board,
+)
+from engine.errors import ProfileError
+from engine.ruleset import Ruleset
+from vision import classifier
+from vision.cells import GRID
+from vision.classifier import EMPTY, STAR, glyph_of, load_model
+from vision.premium import cell_colours, read_premiums
+
+NAME = re.compile(r"^[\w][\w.-]{0,63}$")
+ALONE = 0.55  # embedding similarity to its mirror cells below which a cell is not empty
+ODD = 0.7  # ... below which a cell is not empty when its colour is odd too
+ODD_COLOUR = 20.0  # Lab units from its mirror cells' colour: a tile, not glare
+NEAR = 3  # similarity of a cell to a set: the mean of its NEAR most similar members
+MISREAD = 0.9  # the general model reads another letter at least this surely ...
+EXPECTED_LOW = 0.02  # ... and the letter laid there at most this likely: out of order
+MISREADS_ALLOWED = 3  # more such cells than this mean the letters are out of order
+SEARCH = 2  # tiles are told from empty cells among the SEARCH × expected most tile-like
+
+
+def check_name(name: str) -> None:
+    if not NAME.match(name or ""):
+        raise ProfileError(f"profile name {name!r}: use letters, digits, '-', '_' or '.'")
+
+
+def read_empty(path) -> dict:
+    """Layout rows, square colours and references of the empty cells."""
+    photo = open_board(path, "empty")
+    _, embeddings = embed(photo.crops.reshape(-1, *photo.crops.shape[2:]))
+    colours = cell_colours(photo.rectified)
+    _refuse_tiles(photo, embeddings, colours)
+    refs = empty_references(photo.crops)
+    return {"photo": photo, "layout": read_premiums(photo.rectified), "lab": colours,
+            "refs": refs}
+
+
+def _refuse_tiles(photo: PhotoBoard, embeddings: np.ndarray, lab: np.ndarray) -> None:
+    """Every premium layout is symmetric, so an empty cell looks like its mirror cells; a cell
+    unlike them in look (and in colour, unless very unlike) holds a tile."""
+    alike = np.zeros(GRID * GRID)
+    odd = np.zeros(GRID * GRID)
+    for i, mirrors in enumerate(_orbits()):
+        others = [j for j in mirrors if j != i]
+        if not others:
+            alike[i] = 1.0
+            continue
+        alike[i] = np.median(embeddings[others] @ embeddings[i])
+        centre = np.median(lab.reshape(-1, 3)[others], axis=0)
+        odd[i] = np.linalg.norm((lab.reshape(-1, 3)[i] - centre) * (0.5, 1, 1))
+    tiles = np.flatnonzero((alike < ALONE) | ((alike < ODD) & (odd > ODD_COLOUR)))
+    if len(tiles):
+        cells = ", ".join(_cell_name(i) for i in tiles[:8])
+        raise ProfileError(f"empty photo {photo.path}: {len(tiles)} cells hold tiles ({cells}); "
+                           "photograph the board with no tiles on it")
+
+
+def square_colours(photo: PhotoBoard, layout: list[str], lab: np.ndarray) -> dict:
+    """Mean BGR and Lab colour of each kind of square, from the middles of its cells."""
+    cell = photo.rectified.shape[0] // (GRID + 1)  # rectify's margin is half a cell each side
+    start, inset = cell // 2, cell // 4
+    out = {}
+    for code in sorted(set("".join(layout)) - {"?"}):
+        cells = [(r, c) for r in range(GRID) for c in range(GRID) if layout[r][c] == code]
+        bgr = [photo.rectified[start + r * cell + inset:start + (r + 1) * cell - inset,
+                               start + c * cell + inset:start + (c + 1) * cell - inset]
+               .reshape(-1, 3).mean(axis=0) for r, c in cells]
+        out[code] = {"bgr": [round(float(x), 1) for x in np.mean(bgr, axis=0)],
+                     "lab": [round(float(x), 1) for x in np.mean([lab[r, c] for r, c in cells],
+                                                                 axis=0)],
+                     "cells": len(cells)}
+    return out
+
+
+def fit_layout(read: list[str], ruleset: Ruleset) -> tuple[list[str], list[dict]]:
+    """The read layout turned to best match the ruleset's (an empty board has no upright),
+    and the cells where the box differs from the ruleset."""
+    grid = _symmetric(np.array([list(row) for row in read]))
+    rule = np.array([list(row) for row in ruleset.layout.rows])
+    turns = [np.rot90(grid, k) for k in range(4)]
+    best = min(turns, key=lambda g: int(((g != rule) & (g != "?")).sum()))
+    centre = GRID // 2
+    if best[centre, centre] in ("*", ".", "?"):  # a plain or white centre: the start cell
+        best[centre, centre] = rule[centre, centre]
+    rows = ["".join(row) for row in best]
+    differences = [{"cell": f"{COLUMNS[c]}{r + 1}", "box": rows[r][c],
+                    "ruleset": ruleset.layout.rows[r][c]}
+                   for r in range(GRID) for c in range(GRID)
+                   if rows[r][c] not in ("?", ruleset.layout.rows[r][c])]
+    return rows, differences
+
+
+def _symmetric(grid: np.ndarray) -> np.ndarray:
+    """Each cell takes the kind most of its mirror cells show (glare on one square, a tile
+    on another): premium layouts are symmetric under the square's turns and flips."""
+    flat = grid.ravel()
+    out = flat.copy()
+    for i, mirrors in enumerate(_orbits()):
+        kinds, counts = np.unique(flat[mirrors], return_counts=True)
+        if counts.max() * 2 > len(mirrors):
+            out[i] = kinds[counts.argmax()]
+    return out.reshape(grid.shape)
+
+
+def read_alphabet(path, ruleset: Ruleset, empty: dict):
+    """Letter/star glyphs and their reference embeddings from the alphabet photo."""
+    photo = open_board(path, "alphabet")
+    symbols = [*ruleset.alphabet, STAR]
+    log_probs, embeddings = embed(photo.crops.reshape(-1, *photo.crops.shape[2:]))
+    turns, occupied = _laid_out(embeddings, log_probs, empty["refs"], len(symbols))
+    laid = _first_cells(turns, len(symbols))
+    occupied[laid] |= _off_colour(photo, empty)[laid]
+    count = int(occupied.sum())
+    if count != len(symbols):
+        raise ProfileError(f"alphabet photo {path}: {count} tiles, expected {len(symbols)} "
+                           f"({len(ruleset.alphabet)} letters and the star)")
+    if set(np.flatnonzero(occupied)) != set(laid):
+        raise ProfileError(f"alphabet photo {path}: the tiles are not laid row by row from the "
+                           "top-left corner")
+    cells = [divmod(i, GRID) for i in range(len(symbols))]
+    crops = letter_variants(photo.board, cells, turns)
+    glyphs = _refuse_disorder(path, crops[:, 0], symbols)
+    _, refs = embed(crops.reshape(-1, *crops.shape[2:]))
+    return glyphs, refs, np.repeat(glyphs, crops.shape[1])
+
+
+def _off_colour(photo: PhotoBoard, empty: dict) -> np.ndarray:
+    """Cells whose middle is far from the colour of their kind of square on the empty board
+    (each photo's colours taken relative to its own plain squares): a tile covers them. The
+    layout is symmetric, so each cell's kind needs no upright."""
+    kinds = np.array(list("".join(empty["layout"])))
+    before = empty["lab"].reshape(-1, 3)
+    now = cell_colours(photo.rectified).reshape(-1, 3)
+    plain = kinds == EMPTY
+    before = before - np.median(before[plain], axis=0)
+    now = now - np.median(now[plain], axis=0)  # most plain cells stay empty
+    expected = {kind: np.median(before[kinds == kind], axis=0) for kind in set(kinds)}
+    distance = [np.linalg.norm((now[i] - expected[kind]) * (0.5, 1, 1))
+                for i, kind in enumerate(kinds)]
+    return np.array(distance) > ODD_COLOUR
+
+
+def _laid_out(embeddings: np.ndarray, log_probs: np.ndarray, empty_refs: np.ndarray,
+              count: int):
+    """(turns, occupied mask in photo order): the turn whose first `count` cells in reading
+    order least resemble this box's empty squares; then how much more each cell is like those
+    cells (itself left out) than like the empty squares of its kind, cut into two groups. A
+    laid-out cell is a tile when that or the general model says so; another cell only when
+    both do."""
+    n = GRID * GRID
+    sims = embeddings @ empty_refs.T
+    like_empty = np.array([_near(sims[i, [k * n + j for k in range(4) for j in mirrors]])
+                           for i, mirrors in enumerate(_orbits())])
+    turns = min(range(4), key=lambda k: like_empty[_first_cells(k, count)].mean())
+    first = _first_cells(turns, count)
+    like_tiles = embeddings @ embeddings[first].T
+    like_tiles[first, np.arange(len(first))] = -1
+    margin = np.array([_near(row) for row in like_tiles]) - like_empty
+    order = np.sort(margin)[::-1]
+    split = _two_groups(order[:SEARCH * count + 1])  # this many cells look like tiles
+    by_look = margin >= order[split - 1]
+    by_model = log_probs[:, load_model().glyphs.index(EMPTY)] < np.log(0.5)
+    laid = np.zeros(n, bool)
+    laid[first] = True
+    return turns, np.where(laid, by_look | by_model, by_look & by_model)
+
+
+def _two_groups(values: np.ndarray) -> int:
+    """Where to cut sorted values into two groups of least total spread (Otsu)."""
+    spreads = [values[:k].var() * k + values[k:].var() * (len(values) - k)
+               for k in range(1, len(values))]
+    return int(np.argmin(spreads)) + 1
+
+
+def _near(values: np.ndarray) -> float:
+    k = min(NEAR, len(values))
+    return float(np.partition(values, len(values) - k)[-k:].mean())
+
+
+def _first_cells(turns: int, count: int) -> np.ndarray:
+    """Photo-order indices of the first `count` upright cells in reading order."""
+    return np.rot90(np.arange(GRID * GRID).reshape(GRID, GRID), turns).ravel()[:count]
+
+
+def _refuse_disorder(path, crops: np.ndarray, symbols: list[str]) -> list[str]:
+    """The glyph each laid-out tile shows, after checking the order: the general model is
+    trusted only where it is sure, and several cells it surely reads as another letter (and
+    not as the one laid there) mean the letters are out of order."""
+    model = load_model()
+    log_probs, _ = model.run(np.ascontiguousarray(crops))
+    probs = np.exp(log_probs)
+    glyphs = [_star_glyph(probs[i], model.glyphs) if s == STAR else glyph_of(s)
+              for i, s in enumerate(symbols)]
+    mine = probs[:, [model.glyphs.index(g) for g in glyphs]]
+    mine /= mine.sum(axis=1, keepdims=True)
+    best = mine.argmax(axis=1)
+    wrong = [i for i in range(len(symbols))
+             if best[i] != i and mine[i, best[i]] >= MISREAD and mine[i, i] <= EXPECTED_LOW]
+    if len(wrong) > MISREADS_ALLOWED:
+        cells = ", ".join(f"{_cell_name(i)} {symbols[best[i]]} (expected {symbols[i]})"
+                          for i in wrong[:8])
+        raise ProfileError(f"alphabet photo {path}: letters out of order at {len(wrong)} "
+                           f"cells: {cells}")
+    return glyphs
+
+
+def _star_glyph(probs: np.ndarray, glyphs) -> str:
+    """A box's star tile shows an asterisk or nothing (a blank), if the model tells them apart."""
+    blank = getattr(classifier, "BLANK", None)
+    if blank not in glyphs:
+        return STAR
+    return blank if probs[glyphs.index(blank)] > probs[glyphs.index(STAR)] else STAR
+
+
+def _cell_name(index: int) -> str:
+    r, c = divmod(int(index), GRID)
+    return f"{COLUMNS[c]}{r + 1}"
+
+
+def _orbits() -> list[list[int]]:
+    """For each cell, the flat indices of its images under the square's 8 symmetries."""
+    last = GRID - 1
+    out = []
+    for r in range(GRID):
+        for c in range(GRID):
+            points = {(r, c), (c, r), (last - r, c), (r, last - c), (last - r, last - c),
+                      (last - c, r), (c, last - r), (last - c, last - r)}
+            out.append(sorted(a * GRID + b for a, b in points))
+    return out
+
+
+def build(empty_path, alphabet_path, name: str, ruleset: Ruleset) -> Profile:
+    """A profile of one box from its photos (not saved)."""
+    check_name(name)
+    empty = read_empty(empty_path)
+    layout, differences = fit_layout(empty["layout"], ruleset)
+    colours = square_colours(empty["photo"], empty["layout"], empty["lab"])
+    refs, letters = empty["refs"], []
+    kinds = np.array([EMPTY + code for code in "".join(empty["layout"])])
+    classes = np.tile(kinds, len(refs) // len(kinds))  # empty_references: 4 turns of 225
+    if alphabet_path is not None:
+        letters, letter_refs, letter_glyphs = read_alphabet(alphabet_path, ruleset, empty)
+        refs = np.concatenate([refs, letter_refs])
+        classes = np.concatenate([classes, letter_glyphs])
+    return Profile(name=name, ruleset=ruleset.name, model=model_hash(), layout=layout,
+                   colours=colours, differences=differences, refs=refs, ref_classes=classes,
+                   letters=letters)

@@ -1,0 +1,55 @@
+"""Per-box calibration: `erudit calibrate` builds a profile, `--profile` reads with it.
+
+    >>> box = build_profile("empty.jpg", "alphabet.jpg", "kitchen", "erudit", data_dir)
+    >>> print("\\n".join(box.summary()))
+    >>> box = load_profile("kitchen", data_dir)      # later, in another process
+    >>> read_board(image, ruleset=box.apply_to(ruleset), profile=box)
+
+A profile is a small folder `DATA/profiles/NAME/`: profile.json (name, ruleset, model hash,
+layout, square colours, differences from the ruleset's layout) and refs.npz (reference
+embeddings of the box's empty cells and letters, valid only for the model that made them).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from calibration.box import Profile, load_box
+from calibration.build import build, check_name
+from engine.errors import ProfileError, RulesetError
+from engine.ruleset import Ruleset, load_ruleset
+
+__all__ = ["Profile", "ProfileError", "build_profile", "load_profile", "profile_folder"]
+
+
+def profile_folder(name: str, data_dir) -> Path:
+    return Path(data_dir) / "profiles" / name
+
+
+def build_profile(empty_photo, alphabet_photo, name: str, ruleset: str | Ruleset,
+                  data_dir) -> Profile:
+    """Calibrate one box from its photos and save the profile under `data_dir`."""
+    check_name(name)
+    if isinstance(ruleset, str):
+        try:
+            ruleset = load_ruleset(ruleset, Path(data_dir))
+        except RulesetError as exc:
+            raise ProfileError(str(exc)) from None
+    profile = build(empty_photo, alphabet_photo, name, ruleset)
+    profile.save(profile_folder(name, data_dir))
+    _cached.cache_clear()
+    return profile
+
+
+def load_profile(name: str, data_dir) -> Profile:
+    """The saved profile NAME (ProfileError when unknown, corrupt or of another model)."""
+    check_name(name)
+    folder = profile_folder(name, data_dir)
+    stamp = (folder / "refs.npz").stat().st_mtime_ns if (folder / "refs.npz").exists() else 0
+    return _cached(str(folder.resolve()), name, stamp)
+
+
+@lru_cache(maxsize=8)
+def _cached(folder: str, name: str, stamp: int) -> Profile:
+    return load_box(Path(folder), name)

@@ -1,0 +1,146 @@
+"""Cell crops and classifier embeddings of a calibration photo, with the variations a box shows
+in play (a tile off-centre, another light), so a handful of photos gives robust references.
+
+    >>> board = open_board("empty.jpg", "empty")
+    >>> board.crops.shape, board.rectified.shape
+    ((15, 15, 48, 48, 3), (1024, 1024, 3))
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from engine.errors import PhotoError, ProfileError
+from vision.cells import GRID, board_image, cut_cell, cut_cells
+from vision.classifier import MODEL_NAME, load_model, model_dir
+from vision.locate import locate_board
+from vision.photo import load_photo
+from vision.rectify import rectify
+
+SHIFTS = ((0, 0), (-2, 0), (2, 0), (0, -2), (0, 2), (-2, -2), (2, 2))  # px at 32 px per cell
+SCALES = (1.0, 0.94, 1.06)
+LIGHTS = 4  # coloured-light variants of every letter crop
+LIGHT_SPREAD = 0.12  # std of a channel's gain: warm lamp / daylight / shade
+NOISE = 2.0  # grey levels of the strongest sensor noise simulated
+WOBBLE_DEGREES = 3.0  # std of the turn of a tile set askew
+MAX_BLUR = 1.0  # px (at 32 px per cell) of the softest focus simulated
+RNG_SEED = 7  # references are the same every time the same photos are calibrated
+
+
+@dataclass
+class PhotoBoard:
+    """One located calibration photo: its top-down view and its 225 crops, photo order."""
+
+    path: str
+    board: np.ndarray  # rectified at the crops' scale (vision.cells.CELL px per cell)
+    rectified: np.ndarray  # rectified at premium-reading scale (vision.rectify.CELL_PX)
+    crops: np.ndarray  # (15, 15, CROP, CROP, 3)
+
+
+def open_board(path, what: str) -> PhotoBoard:
+    """Locate the board in a calibration photo; ProfileError naming the photo if it cannot."""
+    try:
+        image = load_photo(path)
+        corners = locate_board(image).corners
+    except PhotoError as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        raise ProfileError(f"{what} photo {path}: {reason}") from None
+    board = board_image(image, corners)
+    return PhotoBoard(path=str(path), board=board, rectified=rectify(image, corners),
+                      crops=cut_cells(board))
+
+
+def model_hash() -> str:
+    """Short hash of the classifier file the process reads with (profiles store it)."""
+    return _hash_of(str(model_dir() / f"{MODEL_NAME}.onnx"))
+
+
+@lru_cache(maxsize=2)
+def _hash_of(path: str) -> str:
+    load_model()  # the hash describes the model this process has loaded
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()[:16]
+
+
+def embed(crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Glyph log-probabilities and L2-normalised embeddings of (N, H, W, 3) crops."""
+    log_probs, embeddings = load_model().run(np.ascontiguousarray(crops))
+    return log_probs, normalised(embeddings)
+
+
+def normalised(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-6)
+
+
+def turned(crops: np.ndarray, turns: int) -> np.ndarray:
+    """(15, 15, H, W, 3) crops with the board and each crop turned `turns` quarter turns
+    counter-clockwise, as vision.read turns a board upright."""
+    return np.ascontiguousarray(np.rot90(np.rot90(crops, turns, axes=(0, 1)), turns, axes=(2, 3)))
+
+
+def empty_references(crops: np.ndarray) -> np.ndarray:
+    """Embeddings of every empty cell in all four turns (a cell is read before its board's
+    upright is known), half of them under another light."""
+    flat = crops.reshape(-1, *crops.shape[2:])
+    rng = np.random.default_rng(RNG_SEED)
+    batch = []
+    for k in range(4):
+        turned_crops = np.rot90(flat, k, axes=(1, 2))
+        batch.append(relit(turned_crops, rng) if k % 2 else turned_crops)
+    return embed(np.concatenate(batch))[1]
+
+
+def letter_variants(board: np.ndarray, cells, turns: int) -> np.ndarray:
+    """Crops of the given upright cells (row, col), each shifted, scaled and relit:
+    (len(cells), V, CROP, CROP, 3), turned upright. `board` is the photo-order top-down view."""
+    rng = np.random.default_rng(RNG_SEED)
+    out = []
+    for row, col in cells:
+        r, c = _photo_cell(row, col, turns)
+        crops = [cut_cell(board, r, c, dx=dx, dy=dy, scale=s)
+                 for dx, dy in SHIFTS for s in SCALES]
+        crops = np.rot90(np.asarray(crops), turns, axes=(1, 2))
+        lit = np.concatenate([crops] + [relit(wobbled(crops, rng), rng)
+                                         for _ in range(LIGHTS - 1)])
+        out.append(lit)
+    return np.asarray(out, np.uint8)
+
+
+def _photo_cell(row: int, col: int, turns: int) -> tuple[int, int]:
+    """Where upright cell (row, col) lies in the photo-order grid."""
+    index = np.rot90(np.arange(GRID * GRID).reshape(GRID, GRID), turns)[row, col]
+    return divmod(int(index), GRID)
+
+
+def wobbled(crops: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The crops turned a little (a tile set askew) and softened (focus, shake)."""
+    size = crops.shape[1]
+    out = np.empty_like(crops)
+    for i, crop in enumerate(crops):
+        matrix = cv2.getRotationMatrix2D(((size - 1) / 2, (size - 1) / 2),
+                                         rng.normal(0, WOBBLE_DEGREES), 1.0)
+        crop = cv2.warpAffine(crop, matrix, (size, size), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_REPLICATE)
+        sigma = rng.uniform(0, MAX_BLUR)
+        out[i] = cv2.GaussianBlur(crop, (0, 0), sigma) if sigma > 0.3 else crop
+    return out
+
+
+def relit(crops: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The crops under another light and camera: a gain per colour channel, brightness,
+    contrast and sensor noise, drawn per crop."""
+    n = len(crops)
+    x = crops.astype(np.float32)
+    gains = rng.normal(1.0, LIGHT_SPREAD, (n, 1, 1, 3)).clip(0.6, 1.4)
+    brightness = rng.uniform(0.65, 1.25, (n, 1, 1, 1))
+    contrast = rng.uniform(0.7, 1.15, (n, 1, 1, 1))
+    mean = x.mean(axis=(1, 2, 3), keepdims=True)
+    x = (mean + (x - mean) * contrast) * gains * brightness
+    x += rng.normal(0, 1, x.shape) * rng.uniform(0, NOISE, (n, 1, 1, 1))
+    return np.clip(x, 0, 255).astype(np.uint8)

@@ -1,0 +1,196 @@
+"""Per-box calibration (SPEC §4 `erudit calibrate`, `--profile`): a profile is built from
+rendered photos of a box the general model never trained on, saved under the data folder,
+reads that box better, and every bad input is refused with one clear line."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.box import Profile
+from calibration.profile import build_profile, load_profile, profile_folder
+from companion_app.cli import main
+from engine.errors import ProfileError
+from engine.ruleset import load_ruleset
+from vision.read import read_board
+from vision.render import STYLES, render_photo
+
+ERUDIT = load_ruleset("erudit")
+NOVEL, BOX = "novel-violet", 13
+EMPTY = ["." * 15] * 15
+BOARD = [  # a game in progress: words across and down, a star
+    "." * 15, "." * 15, "." * 15, "." * 15,
+    "......Ж........",
+    "......У........",
+    "......К.Щ......",
+    "...ПЛЯЖ.ЕЛКА...",
+    "........Ч......",
+    ".....ФАКТ......",
+    "........ЮЭ*....",
+    "." * 15, "." * 15, "." * 15, "." * 15,
+]
+
+
+def alphabet_board(letters: str) -> list[str]:
+    rows = [letters[i:i + 15] for i in range(0, len(letters), 15)]
+    return [row.ljust(15, ".") for row in rows] + ["." * 15] * (15 - len(rows))
+
+
+ALPHABET = alphabet_board("".join(ERUDIT.alphabet) + "*")
+
+
+def photo(folder, name, board, seed, style=NOVEL, box=BOX):
+    shot = render_photo(board, seed=seed, style=style, fonts="heldout", box_seed=box,
+                        clutter=False, pose="frontal", size=(1400, 1400))
+    path = folder / f"{name}.png"
+    cv2.imwrite(str(path), shot.image)
+    return path
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory):
+    """One novel box: its calibration photos, a test photo and a profile in a data folder."""
+    folder = tmp_path_factory.mktemp("box")
+    data = folder / "data"
+    paths = {"empty": photo(folder, "empty", EMPTY, 1), "alphabet": photo(folder, "abc", ALPHABET, 2),
+             "game": photo(folder, "game", BOARD, 3)}
+    profile = build_profile(paths["empty"], paths["alphabet"], "green", "erudit", data)
+    return {"data": data, "profile": profile, "folder": folder, **paths}
+
+
+def test_novel_style_is_not_trained_on():
+    assert NOVEL not in STYLES
+
+
+def test_profile_is_saved_with_layout_colours_and_references(box):
+    folder = profile_folder("green", box["data"])
+    meta = json.loads((folder / "profile.json").read_text("utf-8"))
+    assert meta["name"] == "green" and meta["ruleset"] == "erudit"
+    assert meta["layout"] == list(ERUDIT.layout.rows) and meta["differences"] == []
+    assert {".", "W", "w", "L", "l"} <= set(meta["colours"])
+    for colour in meta["colours"].values():
+        assert len(colour["bgr"]) == 3 and len(colour["lab"]) == 3 and colour["cells"] > 0
+    # the box's red ×3 word squares are redder than its grey plain squares
+    red, plain = meta["colours"]["W"]["bgr"], meta["colours"]["."]["bgr"]
+    assert red[2] - red[0] > plain[2] - plain[0] + 40
+    with np.load(folder / "refs.npz") as refs:
+        classes = set(refs["classes"])
+    assert set(ERUDIT.alphabet) | {"*"} <= classes
+    assert {".W", ".w", ".L", ".l", ".."} <= classes
+    lines = box["profile"].summary()
+    assert any("matches ruleset erudit" in line for line in lines)
+
+
+def test_profile_reads_the_box_better(box):
+    image = cv2.imread(str(box["game"]))
+    profile = load_profile("green", box["data"])
+    plain = read_board(image, ruleset=ERUDIT).board
+    calibrated = read_board(image, ruleset=profile.apply_to(ERUDIT), profile=profile).board
+    wrong = sum(a != b for x, y in zip(plain, BOARD, strict=True) for a, b in zip(x, y, strict=True))
+    assert calibrated == BOARD
+    assert wrong > 0  # the general model alone does not read this box
+
+
+def test_profile_without_alphabet_keeps_the_general_reading(box, tmp_path):
+    profile = build_profile(box["empty"], None, "plain", "erudit", tmp_path)
+    assert profile.letters == [] and "none (no alphabet photo)" in profile.summary()[-1]
+    assert profile.layout == list(ERUDIT.layout.rows)
+    image = cv2.imread(str(box["game"]))
+    plain = read_board(image, ruleset=ERUDIT)
+    with_box = read_board(image, ruleset=ERUDIT, profile=load_profile("plain", tmp_path))
+    assert with_box.board == plain.board and np.allclose(with_box.probs, plain.probs)
+
+
+def test_profile_layout_replaces_the_rulesets_once(box, capsys):
+    profile = box["profile"]
+    rows = list(profile.layout)
+    rows[5] = rows[5][:5] + "L" + rows[5][6:]  # a box with ×3 letter on F6
+    other = Profile(name="odd", ruleset="erudit", model=profile.model, layout=rows,
+                    colours={}, differences=[], refs=profile.refs,
+                    ref_classes=profile.ref_classes, letters=profile.letters)
+    ruleset = other.apply_to(ERUDIT)
+    assert ruleset.layout.premium(5, 5) == "L" and ERUDIT.layout.premium(5, 5) == "."
+    other.apply_to(ERUDIT)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "F6" in err
+    assert profile.apply_to(ERUDIT) is ERUDIT
+
+
+def test_refuses_a_photo_without_a_board(box, tmp_path):
+    blank = tmp_path / "wall.png"
+    cv2.imwrite(str(blank), np.full((600, 800, 3), 128, np.uint8))
+    with pytest.raises(ProfileError, match=r"^empty photo .*wall.png: no board"):
+        build_profile(blank, None, "x", "erudit", tmp_path)
+
+
+def test_refuses_an_empty_photo_with_tiles(box, tmp_path):
+    board = list(EMPTY)
+    board[7] = "....КОТ........"
+    tiles = photo(tmp_path, "tiles", board, 4)
+    with pytest.raises(ProfileError, match=r"empty photo .*: 3 cells hold tiles"):
+        build_profile(tiles, None, "x", "erudit", tmp_path)
+
+
+def test_refuses_a_wrong_number_of_tiles(box, tmp_path):
+    letters = "".join(ERUDIT.alphabet).replace("Ж", "").replace("Щ", "") + "*"
+    short = photo(tmp_path, "short", alphabet_board(letters), 5)
+    with pytest.raises(ProfileError, match=r"31 tiles, expected 33 \(32 letters and the star\)"):
+        build_profile(box["empty"], short, "x", "erudit", tmp_path)
+
+
+def test_refuses_letters_out_of_order(tmp_path):
+    # the order check trusts the general model only where it is sure: a box it reads well
+    letters = list("".join(ERUDIT.alphabet))
+    np.random.default_rng(0).shuffle(letters)
+    empty = photo(tmp_path, "empty", EMPTY, 6, style="erudit-black", box=3)
+    shuffled = photo(tmp_path, "shuffled", alphabet_board("".join(letters) + "*"), 7,
+                     style="erudit-black", box=3)
+    with pytest.raises(ProfileError, match=r"letters out of order at \d+ cells: A1 "):
+        build_profile(empty, shuffled, "x", "erudit", tmp_path)
+
+
+def test_refuses_unknown_corrupt_and_stale_profiles(box, tmp_path):
+    with pytest.raises(ProfileError, match="unknown profile 'nope'"):
+        load_profile("nope", tmp_path)
+    with pytest.raises(ProfileError, match="profile name"):
+        load_profile("../etc", tmp_path)
+    source = profile_folder("green", box["data"])
+    for name, damage in (("broken", "json"), ("stale", "model")):
+        folder = profile_folder(name, tmp_path)
+        folder.mkdir(parents=True)
+        (folder / "refs.npz").write_bytes((source / "refs.npz").read_bytes())
+        meta = json.loads((source / "profile.json").read_text("utf-8"))
+        if damage == "json":
+            (folder / "profile.json").write_text("{ not json", encoding="utf-8")
+        else:
+            meta["model"] = "0" * 16
+            (folder / "profile.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(ProfileError, match="profile 'broken' .* is corrupt"):
+        load_profile("broken", tmp_path)
+    with pytest.raises(ProfileError, match="profile stale was made with another model; "
+                                           "run erudit calibrate again"):
+        load_profile("stale", tmp_path)
+
+
+def test_cli_calibrate_then_read_with_the_profile(box, tmp_path, capsys):
+    data = tmp_path / "data"
+    code = main(["calibrate", "--empty", str(box["empty"]), "--alphabet", str(box["alphabet"]),
+                 "--name", "kitchen", "--data", str(data)])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""
+    assert "profile kitchen" in out and "W..l...W...l..W" in out
+    assert (data / "profiles" / "kitchen" / "profile.json").is_file()
+    code = main(["read", str(box["game"]), "--profile", "kitchen", "--data", str(data), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""
+    assert json.loads(out)["board"] == BOARD
+
+
+def test_cli_refusal_is_one_line(box, tmp_path, capsys):
+    code = main(["read", str(box["game"]), "--profile", "missing", "--data", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and "unknown profile 'missing'" in err

@@ -1,0 +1,173 @@
+"""Reading a board from a photo: the model's labels, exact readings, orientation, masking, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.errors import PhotoError
+from engine.ruleset import load_ruleset, ruleset_names
+from vision.cells import CROP, GRID, board_image, cut_cell, cut_cells
+from vision.classifier import GLYPHS, glyph_of, labels_for, load_model, star_glyphs
+from vision.read import read_board, read_photo
+from vision.render import render_photo
+
+WORDS = [
+    "...............",
+    "...............",
+    ".....Щ.........",
+    ".....У.........",
+    ".....К.........",
+    ".....А.........",
+    "...............",
+    "...ЦАПЛЯ*Ы.....",
+    "......Ё....Й...",
+    "......Ж..ЭХО...",
+    "......И........",
+    "...............",
+    "...............",
+    "...............",
+    "...............",
+]
+LATIN = [row.replace("Щ", "Q").replace("У", "U").replace("К", "K").replace("А", "A")
+         .replace("Ц", "Z").replace("П", "P").replace("Л", "L").replace("Я", "Y")
+         .replace("Ы", "W").replace("Ё", "J").replace("Ж", "G").replace("И", "I")
+         .replace("Э", "V").replace("Х", "X").replace("О", "O").replace("Й", "F")
+         for row in WORDS]
+EMPTY = ["." * 15] * 15
+
+
+def erudit_words():
+    return [row.replace("Ё", "Е") for row in WORDS]
+
+
+def test_model_covers_every_ruleset_alphabet_one_to_one():
+    model = load_model()
+    assert model.glyphs == GLYPHS
+    assert model.size == CROP
+    for name in ruleset_names():
+        alphabet = load_ruleset(name).alphabet
+        labels = labels_for(alphabet)
+        assert labels[:2] == [".", "*"] and labels[2:] == list(alphabet)
+        matrix = model.label_matrix(labels)
+        assert (matrix.sum(axis=0) >= 1).all(), name  # every label has its glyph
+        assert (matrix.sum(axis=1) <= 1).all(), name  # no glyph stands for two labels
+        assert matrix[:, 1].sum() == 2  # '*' is a star tile or a blank tile
+
+
+def test_star_looks_follow_the_box_family():
+    model = load_model()
+    erudit = model.label_matrix(labels_for(("А",)), star_glyphs("erudit"))
+    scrabble = model.label_matrix(labels_for(("A",)), star_glyphs("scrabble"))
+    assert erudit[GLYPHS.index("*"), 1] == 1 and erudit[GLYPHS.index("?")].sum() == 0
+    assert scrabble[GLYPHS.index("?"), 1] == 1 and scrabble[GLYPHS.index("*")].sum() == 0
+
+
+def test_homoglyphs_share_a_glyph_and_stars_show_as_stars():
+    assert glyph_of("A") == glyph_of("А") and glyph_of("P") == glyph_of("Р")
+    assert glyph_of("Y") != glyph_of("У") and glyph_of("Ё") != glyph_of("Е")
+    assert glyph_of("ж") == "*" and glyph_of("*") == "*" and glyph_of("*", blank=True) == "?"
+
+
+def test_cutter_slices_equal_the_general_window():
+    rng = np.random.default_rng(0)
+    top = rng.integers(0, 255, ((GRID + 1) * 32, (GRID + 1) * 32, 3), dtype=np.uint8)
+    crops = cut_cells(top)
+    assert crops.shape == (GRID, GRID, CROP, CROP, 3)
+    for r, c in ((0, 0), (7, 7), (14, 14), (3, 11)):
+        assert np.array_equal(cut_cell(top, r, c), crops[r, c])
+
+
+@pytest.mark.parametrize("style,seed", [("erudit-black", 9_000_101), ("erudit-cream", 9_000_102)])
+def test_rendered_erudit_board_reads_exactly(style, seed):
+    board = erudit_words()
+    shot = render_photo(board, seed=seed, style=style, pose="frontal", fonts="heldout")
+    reading = read_board(shot.image, ruleset="erudit")
+    assert reading.board == board
+    assert reading.orientation == shot.orientation
+    assert reading.probs.shape == (15, 15, 34)
+    assert np.allclose(reading.probs.sum(axis=2), 1, atol=1e-4)
+
+
+def test_rendered_scrabble_board_reads_exactly_in_its_own_alphabet():
+    shot = render_photo(LATIN, seed=9_000_103, style="scrabble-hasbro", pose="frontal",
+                        fonts="heldout")
+    reading = read_board(shot.image, ruleset="scrabble")
+    assert reading.board == LATIN
+    assert reading.labels == [".", "*", *"ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+
+
+@pytest.mark.parametrize("seed,turn", [(9_000_201, 90), (9_000_202, 180), (9_000_215, 270)])
+def test_turned_board_reads_upright_with_board_order_corners(seed, turn):
+    board = erudit_words()
+    shot = render_photo(board, seed=seed, style="erudit-black", fonts="heldout")
+    assert shot.orientation == turn  # the photo shows the board turned
+    reading = read_board(shot.image, ruleset="erudit")
+    assert reading.orientation == shot.orientation
+    assert reading.board == board
+    cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / 15
+    assert np.abs(reading.corners - shot.corners).max() < 0.35 * cell
+
+
+def test_letters_outside_the_ruleset_are_masked_out():
+    # Cyrillic tiles read with the English ruleset: homoglyphs become their Latin twins and
+    # nothing outside A–Z (or '.', '*') can appear.
+    board = ["." * 15] * 7 + ["....КОТ........"] + ["." * 15] * 7
+    shot = render_photo(board, seed=9_000_104, style="erudit-black", pose="frontal")
+    english = read_board(shot.image, ruleset="scrabble")
+    assert english.board[7] == "....KOT........"
+    assert set("".join(english.board)) <= set(english.labels)
+    russian = read_board(shot.image, ruleset="erudit")
+    assert russian.board[7] == "....КОТ........"
+
+
+def test_an_empty_board_has_no_upright_and_nothing_on_it():
+    shot = render_photo(EMPTY, seed=9_000_105, style="erudit-black")
+    reading = read_board(shot.image)
+    assert reading.board == EMPTY
+    assert reading.orientation == 0
+    # No upright: the corners stay in image order, from the one nearest the top-left.
+    assert np.array_equal(reading.corners, reading.location.corners)
+
+
+def test_uncertain_cells_offer_at_most_three_candidates():
+    shot = render_photo(erudit_words(), seed=9_000_106, style="erudit-cream")
+    reading = read_board(shot.image)
+    for item in reading.uncertain:
+        assert item["cell"][0] in "ABCDEFGHIJKLMNO" and 1 <= int(item["cell"][1:]) <= 15
+        assert 1 <= len(item["candidates"]) <= 3
+        probs = [p for _, p in item["candidates"]]
+        assert probs == sorted(probs, reverse=True)
+
+
+def test_read_photo_times_the_file_and_reads_it(tmp_path):
+    import cv2
+
+    shot = render_photo(erudit_words(), seed=9_000_107, style="erudit-black", pose="frontal")
+    path = tmp_path / "board.jpg"
+    cv2.imwrite(str(path), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    reading = read_photo(path)
+    assert reading.board == erudit_words()
+    assert reading.ms is not None and reading.ms > 0
+
+
+def test_bad_inputs_are_clear_photo_errors(tmp_path):
+    import cv2
+
+    with pytest.raises(PhotoError, match="no such file"):
+        read_photo(tmp_path / "missing.jpg")
+    text = tmp_path / "notes.jpg"
+    text.write_text("not a photo", encoding="utf-8")
+    with pytest.raises(PhotoError, match="not an image"):
+        read_photo(text)
+    blank = tmp_path / "wall.png"
+    cv2.imwrite(str(blank), np.full((600, 800, 3), 128, np.uint8))
+    with pytest.raises(PhotoError, match="board"):
+        read_photo(blank)
+
+
+def test_board_image_is_the_grid_seen_from_above():
+    shot = render_photo(EMPTY, seed=9_000_108, style="erudit-cream", pose="frontal",
+                        clutter=False)
+    top = board_image(shot.image, shot.corners)
+    assert top.shape == ((GRID + 1) * 32, (GRID + 1) * 32, 3)
