@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.board import is_star  # noqa: E402
+from engine.errors import EruditError  # noqa: E402
 from engine.game import Game  # noqa: E402
 from engine.ruleset import load_ruleset  # noqa: E402
 from vision.synthetic import DAMAGES, game_photos  # noqa: E402
@@ -45,7 +46,11 @@ def evaluate(seed: int, damage: str, style: str, turns: int, players: int) -> tu
     ruleset = load_ruleset("erudit")
     photos = game_photos(ruleset, seed=seed, turns=turns, players=players, style=style,
                          damage=damage)
-    game = replay(photos)
+    try:
+        game = replay(photos)
+    except EruditError as exc:  # a photo the pipeline could not read ends that game's replay
+        print(f"  game {seed}: stopped: {exc}")
+        return 0, len(photos.boards), False
     exact = sum(
         1 for turn, board, score in zip(game.turns, photos.boards, photos.scores, strict=True)
         if same_tiles(turn.board, board) and turn.score.total == score)

@@ -17,7 +17,7 @@ from engine.infer import FLOOR, deduce_stars, infer_move
 # Shifts tried when a photo's grid may have been found a few cells off.
 SHIFTS = [(dr, dc) for dr in range(-4, 5) for dc in range(-4, 5)]
 # Mean log-likelihood per old tile above which the reader's own upright is trusted.
-GOOD_TILE = float(np.log(0.3))
+CLEAR_TILE = float(np.log(0.7))
 # Log-likelihood charged for an old tile that a shifted grid puts outside the photo's grid.
 OUTSIDE = float(np.log(0.02))
 # Border kept around the grid in the rectified picture shown to players, in cells.
@@ -50,41 +50,36 @@ def _profile(profile, data):
 
 def read_aligned(game: Game, image: np.ndarray, profile=None):
     """Read a photo and bring the reading into the game's frame. Photos may be taken from any
-    side of the table, and a grid found a cell off is still a grid: the turn and shift whose
-    reading agrees best with the tiles already down wins, and the photo is read again there."""
+    side of the table and a grid may be found a few cells off: unless the reader's own upright
+    already explains the old tiles well, the photo is read in all four turns, and the turn and
+    shift whose reading agrees best with the tiles already down wins."""
     from vision.read import read_board, read_grid
 
     reading = read_board(image, ruleset=game.ruleset, profile=profile)
     if game.board.is_empty():
         return reading
-    turns, (dr, dc) = best_alignment(game.board, reading.probs, reading.labels)
-    if not turns and not (dr or dc):
+    tiles = len(list(game.board.tiles()))
+    fit, shift = best_shift(game.board, reading.probs, reading.labels)
+    if fit < tiles * CLEAR_TILE:
+        own = reading.orientation // 90
+        for extra in (1, 2, 3):
+            other = read_grid(image, reading.location, ruleset=game.ruleset, profile=profile,
+                              turns=(own + extra) % 4)
+            other_fit, other_shift = best_shift(game.board, other.probs, other.labels)
+            if other_fit > fit:
+                reading, fit, shift = other, other_fit, other_shift
+    if shift == (0, 0):
         return reading
-    base = reading
-    if turns:
-        base = read_grid(image, reading.location, ruleset=game.ruleset, profile=profile,
-                         turns=(reading.orientation // 90 + turns) % 4)
-    if not (dr or dc):
-        return base
-    return read_grid(image, _shifted(base, dr, dc), ruleset=game.ruleset, profile=profile,
+    return read_grid(image, _shifted(reading, *shift), ruleset=game.ruleset, profile=profile,
                      turns=0)
 
 
-def best_alignment(before: Board, probs: np.ndarray, labels: list[str]):
-    """Quarter turns (clockwise) and (row, column) shift that map the game's board onto a
-    reading, by the likelihood of the old tiles under each. The reader's own upright is kept
-    when it explains the old tiles well: in another turn the letters were read sideways, so
-    only the pattern of tiles would speak for it."""
+def best_shift(before: Board, probs: np.ndarray, labels: list[str]):
+    """How well a reading shows the old tiles (log-likelihood) at its best (row, col) shift."""
     logp = np.log(np.clip(probs, FLOOR, 1.0))
     index = {s: i for i, s in enumerate(labels)}
     tiles = [(r, c, index.get("*" if is_star(s) else s, 0)) for r, c, s in before.tiles()]
-    scored = [(_fit(np.rot90(logp, k=turns, axes=(0, 1)), tiles, shift), turns, shift)
-              for turns in range(4) for shift in SHIFTS]
-    own = max(item for item in scored if item[1] == 0)
-    if own[0] >= len(tiles) * GOOD_TILE:
-        return own[1], own[2]
-    best = max(scored)
-    return best[1], best[2]
+    return max((_fit(logp, tiles, shift), shift) for shift in SHIFTS)
 
 
 def _fit(logp: np.ndarray, tiles, shift) -> float:
