@@ -104,9 +104,9 @@ def _shifted(reading, dr: int, dc: int):
 
 def propose_turn(game: Game, image_path, profile=None, data=None) -> Proposal:
     """Read one photo and propose the move it shows (PhotoError for an unreadable photo)."""
-    from vision.photo import load_photo
+    from vision.photo import load_for_reading
 
-    image = load_photo(image_path)
+    image, _ = load_for_reading(image_path)
     reading = read_aligned(game, image, _profile(profile, data))
     return _proposal(game, image, reading)
 
@@ -164,7 +164,7 @@ class Evidence:
 def replay_photos(game: Game, paths: list[str], profile=None, data=None) -> None:
     """Play every photo as the next turn of `game` (SPEC §4 replay); a photo that cannot be
     read is an error naming it."""
-    from vision.photo import load_photo
+    from vision.photo import load_for_reading
 
     box = _profile(profile, data)
     evidence = Evidence()
@@ -172,7 +172,7 @@ def replay_photos(game: Game, paths: list[str], profile=None, data=None) -> None
         if game.finished:
             raise GameError(f"{path}: {game._over_message()}")
         try:
-            _play_image(game, load_photo(path), box, evidence)
+            _play_image(game, load_for_reading(path)[0], box, evidence)
         except EruditError as exc:
             raise type(exc)(exc if str(path) in str(exc) else f"{path}: {exc}") from None
 

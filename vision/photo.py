@@ -38,3 +38,17 @@ def load_photo(path, reduce: int = 1) -> np.ndarray:
             raise PhotoError(f"{name}: cannot open (permission denied)")
         raise PhotoError(f"{name}: not an image")
     return image
+
+
+# A photo whose half-size decode still has this long side is read at half size: its board
+# cells stay far above the 32 px the reader works at, and decoding and finding cost half.
+HALF_SIZE_FROM = 2000
+
+
+def load_for_reading(path) -> tuple[np.ndarray, float]:
+    """Decode a photo at the size reading needs — half size for 12 MP and larger photos — and
+    the factor from its pixels back to the photo's own."""
+    half = load_photo(path, reduce=2)
+    if max(half.shape[:2]) >= HALF_SIZE_FROM:
+        return half, 2.0
+    return load_photo(path), 1.0

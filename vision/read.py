@@ -16,7 +16,7 @@ from engine.ruleset import Ruleset, load_ruleset
 from vision.cells import GRID, board_crops
 from vision.classifier import EMPTY, STAR, labels_for, load_model, masked, star_glyphs
 from vision.locate import Location, locate_board
-from vision.photo import load_photo
+from vision.photo import load_for_reading
 
 SURE = 0.9  # a cell whose best symbol is less likely than this is reported as uncertain
 CANDIDATES = 3  # at most this many symbols offered for an uncertain cell
@@ -50,7 +50,9 @@ def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None) -> Read
     """Open and read one photo; `.ms` is the time from opening the file to the board."""
     load_model()  # one-time loading is not part of a photo's time
     start = time.perf_counter()
-    reading = read_board(load_photo(path), ruleset=ruleset, profile=profile)
+    image, scale = load_for_reading(path)
+    reading = read_board(image, ruleset=ruleset, profile=profile)
+    reading.corners = reading.corners * scale  # in the photo's own pixels
     reading.ms = (time.perf_counter() - start) * 1000
     return reading
 
