@@ -12,10 +12,12 @@ import numpy as np
 from engine.board import Board, cell_name, is_star
 from engine.errors import EruditError, GameError
 from engine.game import Game
-from engine.infer import FLOOR, deduce_stars, infer_move
+from engine.infer import FLOOR, deduce_stars, infer_move, temper
 
 # Shifts tried when a photo's grid may have been found a few cells off.
 SHIFTS = [(dr, dc) for dr in range(-4, 5) for dc in range(-4, 5)]
+# Mean probability of the old tiles in a clear photo, and the least trust a photo keeps.
+CLEAR_READING, MIN_TRUST = 0.9, 0.2
 # Mean log-likelihood per old tile above which the reader's own upright is trusted.
 CLEAR_TILE = float(np.log(0.7))
 # Log-likelihood charged for an old tile that a shifted grid puts outside the photo's grid.
@@ -111,9 +113,10 @@ def propose_turn(game: Game, image_path, profile=None, data=None) -> Proposal:
     return _proposal(game, image, reading)
 
 
-def _proposal(game: Game, image, reading) -> Proposal:
+def _proposal(game: Game, image, reading, later: np.ndarray | None = None) -> Proposal:
     before = game.board
-    result = infer_move(before, reading.probs, reading.labels, game.ruleset, game.placed_turns())
+    result = infer_move(before, reading.probs, reading.labels, game.ruleset, game.placed_turns(),
+                        later)
     board = deduce_stars(before, result.board, game.ruleset)
     cells = [cell_name(r, c) for r, c, _ in board.tiles() if before[r, c] == "."]
     message = None if result.sure else "unsure reading: check the highlighted cells"
@@ -166,30 +169,52 @@ def replay_photos(game: Game, paths: list[str], profile=None, data=None) -> None
     read is an error naming it."""
     from vision.photo import load_for_reading
 
-    box = _profile(profile, data)
-    evidence = Evidence()
-    for path in paths:
-        if game.finished:
-            raise GameError(f"{path}: {game._over_message()}")
-        try:
-            _play_image(game, load_for_reading(path)[0], box, evidence)
-        except EruditError as exc:
-            raise type(exc)(exc if str(path) in str(exc) else f"{path}: {exc}") from None
+    _replay(game, list(paths), _profile(profile, data), lambda path: load_for_reading(path)[0])
 
 
 def replay_images(game: Game, images: list[np.ndarray], profile=None) -> None:
     """The same as replay_photos for photos already decoded (benchmarks, tests)."""
+    _replay(game, list(images), profile, lambda image: image)
+
+
+def _replay(game: Game, sources: list, profile, load) -> None:
+    """Play each photo as the next turn, looking one photo ahead: the next photo shows this
+    turn's tiles too, so a photo misread here is outvoted before the move is recorded."""
     evidence = Evidence()
-    for image in images:
-        _play_image(game, image, profile, evidence)
+    for index, source in enumerate(sources):
+        if game.finished:
+            raise GameError(f"{source}: {game._over_message()}")
+        reading, image = _read_labelled(game, source, load, profile)
+        reading.probs = temper(reading.probs, trust(game.board, reading))
+        later = None
+        if index + 1 < len(sources):
+            ahead = _read_labelled(game, sources[index + 1], load, profile)[0]
+            later = temper(ahead.probs, trust(game.board, ahead))
+        proposal = _proposal(game, image, reading, later)
+        game.play(proposal.board, sure=proposal.sure, alternatives=proposal.alternatives)
+        evidence.add(game, reading)
+        evidence.revise(game, reading.labels)
 
 
-def _play_image(game: Game, image: np.ndarray, box, evidence: Evidence) -> None:
-    reading = read_aligned(game, image, box)
-    proposal = _proposal(game, image, reading)
-    game.play(proposal.board, sure=proposal.sure, alternatives=proposal.alternatives)
-    evidence.add(game, reading)
-    evidence.revise(game, reading.labels)
+def trust(before: Board, reading) -> float:
+    """How far a photo's reading is trusted: the mean probability it gives the old tiles,
+    against what a clear photo gives them."""
+    tiles = len(list(before.tiles()))
+    if not tiles:
+        return 1.0
+    fit, _ = best_shift(before, reading.probs, reading.labels)
+    return float(np.clip(np.exp(fit / tiles) / CLEAR_READING, MIN_TRUST, 1.0))
+
+
+def _read_labelled(game: Game, source, load, profile):
+    """Read one photo in the game's frame; an error names the photo."""
+    try:
+        image = load(source)
+        return read_aligned(game, image, profile), image
+    except EruditError as exc:
+        if isinstance(source, str | Path) and str(source) not in str(exc):
+            raise type(exc)(f"{source}: {exc}") from None
+        raise
 
 
 def photo_paths(folder: Path) -> list[Path]:

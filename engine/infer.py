@@ -130,24 +130,46 @@ def best_placements(before: Board, weights: np.ndarray, limit: int = PLACEMENTS)
 
 
 def infer_move(before: Board, probs: np.ndarray, labels: list[str], ruleset: Ruleset,
-               placed_turns: dict | None = None) -> Inference:
+               placed_turns: dict | None = None, later: np.ndarray | None = None) -> Inference:
     """The most probable legal board after this turn, given the board before and a reading
-    already turned to the game's upright."""
+    already turned to the game's upright. `later`, a reading of the next photo in the same
+    frame, is evidence too: tiles never leave the board, so a tile placed now shows there."""
     weights = tile_weights(before, probs, labels)
-    logp = _log(probs)
+    if later is not None:
+        weights = weights + _log(1.0 - later[..., labels.index(EMPTY)])
+        probs = _combine(probs, later, labels)
     candidates: list[Candidate] = []
     for new, log_cells in best_placements(before, weights):
         if not new:
             candidates.append(Candidate(before.copy(), log_cells))
             continue
-        candidates += _letterings(before, new, log_cells, logp, probs, labels, ruleset)
+        candidates += _letterings(before, new, log_cells, probs, labels, ruleset)
     legal = _legal(before, candidates, ruleset, placed_turns)
     if not legal:
         return Inference(before.copy(), False, 0.0)
     return _summarise(legal, before)
 
 
-def _letterings(before, new, log_cells, logp, probs, labels, ruleset) -> list[Candidate]:
+def temper(probs: np.ndarray, trust: float) -> np.ndarray:
+    """A reading's probabilities flattened by how far it is trusted (1 = as read): a photo
+    whose grid explains the old tiles badly should not outvote the others."""
+    if trust >= 1.0:
+        return probs
+    flat = np.clip(probs, FLOOR, 1.0) ** trust
+    return flat / flat.sum(axis=-1, keepdims=True)
+
+
+def _combine(probs: np.ndarray, later: np.ndarray, labels: list[str]) -> np.ndarray:
+    """Letter evidence of two photos of the same tiles (the empty class kept from the first)."""
+    empty = labels.index(EMPTY)
+    tiles = np.clip(probs, FLOOR, 1.0) * np.clip(later, FLOOR, 1.0)
+    tiles[..., empty] = 0.0
+    tiles *= (1.0 - probs[..., empty:empty + 1]) / np.maximum(tiles.sum(-1, keepdims=True), FLOOR)
+    tiles[..., empty] = probs[..., empty]
+    return tiles
+
+
+def _letterings(before, new, log_cells, probs, labels, ruleset) -> list[Candidate]:
     """Letter assignments for a set of new cells: the likeliest few per cell, combined,
     with the dictionary prior on the words they make."""
     empty = labels.index(EMPTY)
