@@ -5,6 +5,7 @@ acting on a stale page gets 409 instead of scoring a turn twice."""
 from __future__ import annotations
 
 import secrets
+from contextlib import contextmanager
 from pathlib import Path
 
 import segno
@@ -212,11 +213,8 @@ def _edit_pending(conn, record, rc: tuple[int, int], symbol: str) -> None:
 
 @bp.post("/g/<token>/pass")
 def pass_turn(token: str):
-    expected = form_int("turn")
     exchange = request.form.get("exchange") in ("1", "on", "true")
-    with db.write() as conn:
-        record = store.find(conn, token)
-        store.expect_turn(record, expected)
+    with _at_expected_turn(token) as (conn, record):
         game = store.build_game(record, data_dir())
         game.pass_turn(exchange=exchange)
         store.add_turn(conn, record, "exchange" if exchange else "pass")
@@ -224,13 +222,20 @@ def pass_turn(token: str):
     return done(token)
 
 
-@bp.post("/g/<token>/undo")
-def undo(token: str):
-    """Take back the last turn; `turn` is the number of the turn being taken back + 1."""
+@contextmanager
+def _at_expected_turn(token: str):
+    """A write to the game that goes ahead only if it is still at the turn the phone saw."""
     expected = form_int("turn")
     with db.write() as conn:
         record = store.find(conn, token)
         store.expect_turn(record, expected)
+        yield conn, record
+
+
+@bp.post("/g/<token>/undo")
+def undo(token: str):
+    """Take back the last turn; `turn` is the number of the turn being taken back + 1."""
+    with _at_expected_turn(token) as (conn, record):
         if not record.turns:
             raise GameError("nothing to undo: no turn has been played")
         store.drop_last_turn(conn, record)
@@ -242,10 +247,7 @@ def undo(token: str):
 
 @bp.post("/g/<token>/end")
 def end(token: str):
-    expected = form_int("turn")
-    with db.write() as conn:
-        record = store.find(conn, token)
-        store.expect_turn(record, expected)
+    with _at_expected_turn(token) as (conn, record):
         store.set_ended(conn, record)
     _drop_pending_files(record)
     return done(token)
