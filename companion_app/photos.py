@@ -12,16 +12,12 @@ import numpy as np
 from engine.board import Board, cell_name, is_star
 from engine.errors import EruditError, GameError
 from engine.game import Game
-from engine.infer import FLOOR, deduce_stars, infer_move, temper
+from engine.infer import FLOOR, best_shift, deduce_stars, infer_move, temper
 
-# Shifts tried when a photo's grid may have been found a few cells off.
-SHIFTS = [(dr, dc) for dr in range(-4, 5) for dc in range(-4, 5)]
 # Mean probability of the old tiles in a clear photo, and the least trust a photo keeps.
 CLEAR_READING, MIN_TRUST = 0.9, 0.2
 # Mean log-likelihood per old tile above which the reader's own upright is trusted.
 CLEAR_TILE = float(np.log(0.7))
-# Log-likelihood charged for an old tile that a shifted grid puts outside the photo's grid.
-OUTSIDE = float(np.log(0.02))
 # Border kept around the grid in the rectified picture shown to players, in cells.
 RECTIFIED_MARGIN = 0.3
 # Evidence (in nats) by which later photos must outvote a tile's recorded letter to fix it.
@@ -74,23 +70,6 @@ def read_aligned(game: Game, image: np.ndarray, profile=None):
         return reading
     return read_grid(image, _shifted(reading, *shift), ruleset=game.ruleset, profile=profile,
                      turns=0)
-
-
-def best_shift(before: Board, probs: np.ndarray, labels: list[str]):
-    """How well a reading shows the old tiles (log-likelihood) at its best (row, col) shift."""
-    logp = np.log(np.clip(probs, FLOOR, 1.0))
-    index = {s: i for i, s in enumerate(labels)}
-    tiles = [(r, c, index.get("*" if is_star(s) else s, 0)) for r, c, s in before.tiles()]
-    return max((_fit(logp, tiles, shift), shift) for shift in SHIFTS)
-
-
-def _fit(logp: np.ndarray, tiles, shift) -> float:
-    dr, dc = shift
-    total = 0.0
-    for r, c, i in tiles:
-        rr, cc = r + dr, c + dc
-        total += logp[rr, cc, i] if 0 <= rr < 15 and 0 <= cc < 15 else OUTSIDE
-    return total
 
 
 def _shifted(reading, dr: int, dc: int):

@@ -22,6 +22,8 @@ from engine.ruleset import SIZE, Ruleset
 from engine.score import score_move
 from engine.words import check_word
 
+# Log-likelihood charged for an old tile that a shifted grid puts outside the photo's grid.
+OFF_GRID = math.log(0.02)
 # Probabilities are clipped so that one overconfident cell cannot veto a whole move.
 FLOOR = 1e-6
 # A move whose posterior is below this is reported as unsure, with its alternatives.
@@ -60,20 +62,32 @@ def _log(probs: np.ndarray) -> np.ndarray:
     return np.log(np.clip(probs, FLOOR, 1.0))
 
 
-def rotate_probs(probs: np.ndarray, quarter_turns: int) -> np.ndarray:
-    """The reading of a board turned by quarter turns clockwise (rows and columns move)."""
-    return np.rot90(probs, k=-quarter_turns, axes=(0, 1)).copy()
+def tile_fit(before: Board, probs: np.ndarray, labels: list[str],
+             shift: tuple[int, int] = (0, 0)) -> float:
+    """Log-likelihood that a reading shows the old tiles, the board moved by `shift` (rows,
+    columns) within the reading; a tile moved off the grid costs OFF_GRID."""
+    return _fit(_log(probs), _old_tiles(before, labels), shift)
 
 
-def agreement(before: Board, probs: np.ndarray, labels: list[str]) -> float:
-    """Log-likelihood that a reading shows the old tiles: used to align photos taken from
-    different sides of the table to the game's own upright."""
-    logp = _log(probs)
+def best_shift(before: Board, probs: np.ndarray, labels: list[str], reach: int = 4):
+    """The (fit, shift) under which a reading shows the old tiles best: a photo's grid may
+    have been found a few cells off."""
+    logp, tiles = _log(probs), _old_tiles(before, labels)
+    shifts = [(dr, dc) for dr in range(-reach, reach + 1) for dc in range(-reach, reach + 1)]
+    return max((_fit(logp, tiles, shift), shift) for shift in shifts)
+
+
+def _old_tiles(before: Board, labels: list[str]) -> list[tuple[int, int, int]]:
     index = {s: i for i, s in enumerate(labels)}
+    return [(r, c, index.get(STAR if is_star(s) else s, 0)) for r, c, s in before.tiles()]
+
+
+def _fit(logp: np.ndarray, tiles, shift) -> float:
+    dr, dc = shift
     total = 0.0
-    for row, col, symbol in before.tiles():
-        key = STAR if is_star(symbol) else symbol
-        total += logp[row, col, index[key]] if key in index else logp[row, col, 0]
+    for r, c, i in tiles:
+        rr, cc = r + dr, c + dc
+        total += logp[rr, cc, i] if 0 <= rr < SIZE and 0 <= cc < SIZE else OFF_GRID
     return total
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine.board import Board
-from engine.infer import agreement, deduce_stars, infer_move, rotate_probs
+from engine.infer import best_shift, deduce_stars, infer_move, tile_fit
 from engine.ruleset import load_ruleset
 
 ERUDIT = load_ruleset("erudit")
@@ -106,9 +106,15 @@ def test_first_move_must_cover_the_centre():
 @pytest.mark.parametrize("turns", [1, 2, 3])
 def test_alignment_finds_the_side_the_photo_was_taken_from(turns):
     before = board((7, 6, "КОТ", True), (5, 8, "ТОК", False))
-    probs = rotate_probs(reading(before), turns)
-    scores = [agreement(before, rotate_probs(probs, -k), LABELS) for k in range(4)]
+    probs = np.rot90(reading(before), k=-turns)            # the photo turned clockwise
+    scores = [tile_fit(before, np.rot90(probs, k=k), LABELS) for k in range(4)]
     assert int(np.argmax(scores)) == turns
+
+
+def test_a_grid_found_cells_off_is_moved_back():
+    before = board((7, 6, "КОТ", True), (5, 8, "ТОК", False))
+    probs = np.roll(reading(before), (1, -2), axis=(0, 1))   # grid one row down, two left
+    assert best_shift(before, probs, LABELS)[1] == (1, -2)
 
 
 def test_star_letter_deduced_when_only_one_letter_makes_words():

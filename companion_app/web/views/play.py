@@ -114,13 +114,9 @@ def photo(token: str):
 
 @bp.post("/g/<token>/confirm")
 def confirm(token: str):
-    expected, pid = form_int("turn"), request.form.get("pending", "")
-    with db.write() as conn:
-        record = store.find(conn, token)
-        store.expect_turn(record, expected)
-        pending = record.pending
-        if pending is None or pending.pid != pid:
-            raise store.Stale("this photo's proposal was replaced or discarded; reload the page")
+    expected = form_int("turn")
+    with _at_expected_turn(token) as (conn, record):
+        pending = _pending(record)
         game = store.build_game(record, data_dir())
         board = Board.parse(pending.board, game.ruleset)
         turn = game.play(board, sure=pending.sure, alternatives=pending.alternatives)
@@ -135,13 +131,9 @@ def confirm(token: str):
 @bp.post("/g/<token>/alternative")
 def alternative(token: str):
     """Take one of the other readings the photo allowed instead of the proposed one."""
-    expected, pid, index = form_int("turn"), request.form.get("pending", ""), form_int("index")
-    with db.write() as conn:
-        record = store.find(conn, token)
-        store.expect_turn(record, expected)
-        pending = record.pending
-        if pending is None or pending.pid != pid:
-            raise store.Stale("this photo's proposal was replaced or discarded; reload the page")
+    index = form_int("index")
+    with _at_expected_turn(token) as (conn, record):
+        pending = _pending(record)
         if not 0 <= index < len(pending.alternatives):
             raise BadInput(f"no reading {index} (the photo has {len(pending.alternatives)})")
         board = store.build_game(record, data_dir()).board.copy()
@@ -230,6 +222,14 @@ def _at_expected_turn(token: str):
         record = store.find(conn, token)
         store.expect_turn(record, expected)
         yield conn, record
+
+
+def _pending(record):
+    """The proposal the phone is looking at (the form names it), or Stale."""
+    pending = record.pending
+    if pending is None or pending.pid != request.form.get("pending", ""):
+        raise store.Stale("this photo's proposal was replaced or discarded; reload the page")
+    return pending
 
 
 @bp.post("/g/<token>/undo")
