@@ -12,7 +12,7 @@ import numpy as np
 from engine.board import Board, cell_name, is_star
 from engine.errors import EruditError, GameError
 from engine.game import Game
-from engine.infer import FLOOR, best_shift, deduce_stars, infer_move, temper
+from engine.infer import best_shift, deduce_stars, infer_move, log_probs, temper
 
 # Mean probability of the old tiles in a clear photo, and the least trust a photo keeps.
 CLEAR_READING, MIN_TRUST = 0.9, 0.2
@@ -120,7 +120,7 @@ class Evidence:
         self._log = {}
 
     def add(self, game: Game, reading) -> None:
-        logp = np.log(np.clip(reading.probs, FLOOR, 1.0))
+        logp = log_probs(reading.probs)
         for row, col, _ in game.board.tiles():
             self._log[row, col] = self._log.get((row, col), 0) + logp[row, col]
 

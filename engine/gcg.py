@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.board import Board, parse_cell, parse_position, position
+from engine.board import Board, parse_cell, parse_position
 from engine.errors import BoardTextError, MoveError, RecordError
 from engine.files import why
 from engine.game import Game
@@ -249,4 +249,4 @@ def _nicks(names: list[str]) -> list[str]:
 
 
 __all__ = ["Event", "Record", "parse_record", "read_record", "replay_record", "write_record",
-           "place_word", "position"]
+           "place_word"]

@@ -55,10 +55,9 @@ class Inference:
     sure: bool
     p: float
     alternatives: list[dict] = field(default_factory=list)
-    orientation: int = 0
 
 
-def _log(probs: np.ndarray) -> np.ndarray:
+def log_probs(probs: np.ndarray) -> np.ndarray:
     return np.log(np.clip(probs, FLOOR, 1.0))
 
 
@@ -66,13 +65,13 @@ def tile_fit(before: Board, probs: np.ndarray, labels: list[str],
              shift: tuple[int, int] = (0, 0)) -> float:
     """Log-likelihood that a reading shows the old tiles, the board moved by `shift` (rows,
     columns) within the reading; a tile moved off the grid costs OFF_GRID."""
-    return _fit(_log(probs), _old_tiles(before, labels), shift)
+    return _fit(log_probs(probs), _old_tiles(before, labels), shift)
 
 
 def best_shift(before: Board, probs: np.ndarray, labels: list[str], reach: int = 4):
     """The (fit, shift) under which a reading shows the old tiles best: a photo's grid may
     have been found a few cells off."""
-    logp, tiles = _log(probs), _old_tiles(before, labels)
+    logp, tiles = log_probs(probs), _old_tiles(before, labels)
     shifts = [(dr, dc) for dr in range(-reach, reach + 1) for dc in range(-reach, reach + 1)]
     return max((_fit(logp, tiles, shift), shift) for shift in shifts)
 
@@ -94,7 +93,7 @@ def _fit(logp: np.ndarray, tiles, shift) -> float:
 def tile_weights(before: Board, probs: np.ndarray, labels: list[str]) -> np.ndarray:
     """Per empty cell: log P(some tile) − log P(empty); old cells get −inf (cannot be new)."""
     empty = probs[..., labels.index(EMPTY)]
-    weights = _log(1.0 - empty) - _log(empty)
+    weights = log_probs(1.0 - empty) - log_probs(empty)
     for row, col, _ in before.tiles():
         weights[row, col] = -np.inf
     return weights
@@ -150,7 +149,7 @@ def infer_move(before: Board, probs: np.ndarray, labels: list[str], ruleset: Rul
     frame, is evidence too: tiles never leave the board, so a tile placed now shows there."""
     weights = tile_weights(before, probs, labels)
     if later is not None:
-        weights = weights + _log(1.0 - later[..., labels.index(EMPTY)])
+        weights = weights + log_probs(1.0 - later[..., labels.index(EMPTY)])
         probs = _combine(probs, later, labels)
     candidates: list[Candidate] = []
     for new, log_cells in best_placements(before, weights):

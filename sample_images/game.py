@@ -42,7 +42,6 @@ def make(seed: int, turns: int) -> None:
     """Play a synthetic game, render a photo after every turn, record the true scores."""
     import cv2
 
-    from engine.board import Board
     from engine.selfplay import random_game, star_free
     from vision.render import render_photo
 
@@ -61,7 +60,7 @@ def make(seed: int, turns: int) -> None:
                     [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
     record = {"ruleset": ruleset.name, "players": players, "seed": seed,
               "scores": [t.score.total for t in game.turns], "totals": game.totals,
-              "boards": [Board.rows(b) for b in boards]}
+              "boards": [b.rows() for b in boards]}
     (FOLDER / "game.json").write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n",
                                       encoding="utf-8")
 
