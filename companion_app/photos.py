@@ -160,14 +160,24 @@ def _replay(game: Game, sources: list, profile, load) -> None:
     """Play each photo as the next turn, looking one photo ahead: the next photo shows this
     turn's tiles too, so a photo misread here is outvoted before the move is recorded."""
     evidence = Evidence()
+    decoded: dict[int, np.ndarray] = {}
+
+    def image_at(index: int) -> np.ndarray:
+        """Each photo is decoded once, though it is read both ahead and in its own turn."""
+        if index not in decoded:
+            decoded.pop(index - 2, None)
+            decoded[index] = load(sources[index])
+        return decoded[index]
+
     for index, source in enumerate(sources):
         if game.finished:
             raise GameError(f"{source}: {game._over_message()}")
-        reading, image = _read_labelled(game, source, load, profile)
+        reading, image = _read_labelled(game, source, lambda i=index: image_at(i), profile)
         reading.probs = temper(reading.probs, trust(game.board, reading))
         later = None
         if index + 1 < len(sources):
-            ahead = _read_labelled(game, sources[index + 1], load, profile)[0]
+            ahead = _read_labelled(game, sources[index + 1], lambda i=index + 1: image_at(i),
+                                   profile)[0]
             later = temper(ahead.probs, trust(game.board, ahead))
         proposal = _proposal(game, image, reading, later)
         game.play(proposal.board, sure=proposal.sure, alternatives=proposal.alternatives)
@@ -185,16 +195,12 @@ def trust(before: Board, reading) -> float:
     return float(np.clip(np.exp(fit / tiles) / CLEAR_READING, MIN_TRUST, 1.0))
 
 
-def _read_labelled(game: Game, source, load, profile):
+def _read_labelled(game: Game, source, decode, profile):
     """Read one photo in the game's frame; an error names the photo."""
     try:
-        image = load(source)
+        image = decode()
         return read_aligned(game, image, profile), image
     except EruditError as exc:
         if isinstance(source, str | Path) and str(source) not in str(exc):
             raise type(exc)(f"{source}: {exc}") from None
         raise
-
-
-def photo_paths(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
