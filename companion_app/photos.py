@@ -12,16 +12,20 @@ import numpy as np
 from engine.board import Board, cell_name, is_star
 from engine.errors import EruditError, GameError
 from engine.game import Game
-from engine.infer import best_shift, deduce_stars, infer_move, log_probs, temper
+from engine.infer import best_shift, deduce_stars, infer_move, log_probs, temper, tile_fit
 
 # Mean probability of the old tiles in a clear photo, and the least trust a photo keeps.
 CLEAR_READING, MIN_TRUST = 0.9, 0.2
+# Below this trust a photo's move is never called sure: its grid was found badly.
+DOUBTFUL = 0.5
 # Mean log-likelihood per old tile above which the reader's own upright is trusted.
 CLEAR_TILE = float(np.log(0.7))
 # Border kept around the grid in the rectified picture shown to players, in cells.
 RECTIFIED_MARGIN = 0.3
 # Evidence (in nats) by which later photos must outvote a tile's recorded letter to fix it.
 REVISE_MARGIN = 6.0
+# Later photos whose readings weigh on each turn's move in a replay.
+LOOKAHEAD = 3
 
 
 @dataclass
@@ -92,14 +96,19 @@ def propose_turn(game: Game, image_path, profile=None, data=None) -> Proposal:
     return _proposal(game, image, reading)
 
 
-def _proposal(game: Game, image, reading, later: np.ndarray | None = None) -> Proposal:
+def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Proposal:
+    """`probs`: the reading's probabilities as far as they are trusted (default: as read)."""
     before = game.board
-    result = infer_move(before, reading.probs, reading.labels, game.ruleset, game.placed_turns(),
-                        later)
+    probs = reading.probs if probs is None else probs
+    result = infer_move(before, probs, reading.labels, game.ruleset, game.placed_turns(), later)
     board = deduce_stars(before, result.board, game.ruleset)
     cells = [cell_name(r, c) for r, c, _ in board.tiles() if before[r, c] == "."]
-    message = None if result.sure else "unsure reading: check the highlighted cells"
-    return Proposal(board, result.sure, result.alternatives, cells,
+    sure, message = result.sure, None
+    if trust(before, reading) < DOUBTFUL:
+        sure, message = False, "the board is hard to read in this photo: check the move"
+    elif not sure:
+        message = "unsure reading: check the highlighted cells"
+    return Proposal(board, sure, result.alternatives, cells,
                     rectified_jpeg(image, reading.corners), message, reading)
 
 
@@ -157,49 +166,73 @@ def replay_images(game: Game, images: list[np.ndarray], profile=None) -> None:
 
 
 def _replay(game: Game, sources: list, profile, load) -> None:
-    """Play each photo as the next turn, looking one photo ahead: the next photo shows this
-    turn's tiles too, so a photo misread here is outvoted before the move is recorded."""
+    """Play each photo as the next turn, looking a few photos ahead: later photos show this
+    turn's tiles too, so a tile misread or imagined here is outvoted before the move is
+    recorded, and a tile they keep showing as another letter is fixed afterwards."""
     evidence = Evidence()
-    decoded: dict[int, np.ndarray] = {}
-
-    def image_at(index: int) -> np.ndarray:
-        """Each photo is decoded once, though it is read both ahead and in its own turn."""
-        if index not in decoded:
-            decoded.pop(index - 2, None)
-            decoded[index] = load(sources[index])
-        return decoded[index]
-
+    photos = _Photos(sources, load, profile)
     for index, source in enumerate(sources):
         if game.finished:
             raise GameError(f"{source}: {game._over_message()}")
-        reading, image = _read_labelled(game, source, lambda i=index: image_at(i), profile)
-        reading.probs = temper(reading.probs, trust(game.board, reading))
-        later = None
-        if index + 1 < len(sources):
-            ahead = _read_labelled(game, sources[index + 1], lambda i=index + 1: image_at(i),
-                                   profile)[0]
-            later = temper(ahead.probs, trust(game.board, ahead))
-        proposal = _proposal(game, image, reading, later)
+        window = [photos.reading(game, i)
+                  for i in range(index, min(len(sources), index + 1 + LOOKAHEAD))]
+        probs = [temper(r.probs, trust(game.board, r), r.labels) for r in window]
+        proposal = _proposal(game, photos.image(index), window[0], probs[0], tuple(probs[1:]))
         game.play(proposal.board, sure=proposal.sure, alternatives=proposal.alternatives)
-        evidence.add(game, reading)
-        evidence.revise(game, reading.labels)
+        evidence.add(game, window[0])
+        evidence.revise(game, window[0].labels)
+        photos.forget(index)
+
+
+class _Photos:
+    """A replay's photos, read when first needed and kept aligned to the game's frame: a
+    reading aligned against a smaller board is checked against the board as it grows, and
+    read again in all four turns only if the old tiles no longer fit."""
+
+    def __init__(self, sources: list, load, profile):
+        self.sources, self.load, self.profile = sources, load, profile
+        self._images: dict[int, np.ndarray] = {}
+        self._readings: dict[int, tuple[object, int]] = {}   # index → (reading, tiles then)
+
+    def image(self, index: int) -> np.ndarray:
+        if index not in self._images:
+            self._images[index] = _named(self.sources[index], lambda: self.load(self.sources[index]))
+        return self._images[index]
+
+    def reading(self, game: Game, index: int):
+        tiles = len(list(game.board.tiles()))
+        cached = self._readings.get(index)
+        if cached is not None:
+            reading, then = cached
+            if then == tiles or tile_fit(game.board, reading.probs, reading.labels) >= \
+                    tiles * CLEAR_TILE:
+                self._readings[index] = (reading, tiles)
+                return reading
+        reading = _named(self.sources[index],
+                         lambda: read_aligned(game, self.image(index), self.profile))
+        self._readings[index] = (reading, tiles)
+        return reading
+
+    def forget(self, index: int) -> None:
+        """A photo whose turn is recorded is not read again."""
+        self._images.pop(index, None)
+        self._readings.pop(index, None)
 
 
 def trust(before: Board, reading) -> float:
-    """How far a photo's reading is trusted: the mean probability it gives the old tiles,
-    against what a clear photo gives them."""
+    """How far a photo's reading (aligned to the game's frame) is trusted: the mean
+    probability it gives the old tiles, against what a clear photo gives them."""
     tiles = len(list(before.tiles()))
     if not tiles:
         return 1.0
-    fit, _ = best_shift(before, reading.probs, reading.labels)
+    fit = tile_fit(before, reading.probs, reading.labels)
     return float(np.clip(np.exp(fit / tiles) / CLEAR_READING, MIN_TRUST, 1.0))
 
 
-def _read_labelled(game: Game, source, decode, profile):
-    """Read one photo in the game's frame; an error names the photo."""
+def _named(source, action):
+    """Run a step on one photo; an error names the photo."""
     try:
-        image = decode()
-        return read_aligned(game, image, profile), image
+        return action()
     except EruditError as exc:
         if isinstance(source, str | Path) and str(source) not in str(exc):
             raise type(exc)(f"{source}: {exc}") from None

@@ -9,6 +9,7 @@ plain numpy arrays and never imports the vision stage.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -34,8 +35,12 @@ SHOW_P, SHOW_MAX = 0.01, 3
 WORD_PRIOR = math.log(30.0)
 # Letter readings kept per new cell, and letter combinations tried per placement.
 LETTERS_PER_CELL, COMBOS = 3, 64
-# Placements (sets of cells) whose letters are worked out in full.
-PLACEMENTS = 6
+# Placements (sets of cells) whose letters are worked out in full, and how many of the
+# likeliest are first weighed together with the next move they leave.
+PLACEMENTS, PAIRED = 6, 12
+# One photo's say on whether a cell holds a tile is capped (log 0.001 ≈ −6.9 nats), so that
+# a few photos agreeing outvote one confident misreading (a glare spot, a loose tile).
+PRESENCE_FLOOR = 1e-3
 
 
 @dataclass
@@ -90,69 +95,130 @@ def _fit(logp: np.ndarray, tiles, shift) -> float:
     return total
 
 
-def tile_weights(before: Board, probs: np.ndarray, labels: list[str]) -> np.ndarray:
-    """Per empty cell: log P(some tile) − log P(empty); old cells get −inf (cannot be new)."""
-    empty = probs[..., labels.index(EMPTY)]
-    weights = log_probs(1.0 - empty) - log_probs(empty)
+def tile_weights(before: Board, readings: list[np.ndarray], labels: list[str]):
+    """Per empty cell, how much likelier it is that its tile was placed this turn (`now`) and
+    next turn (`then`, None without a later photo) than later or never. `readings` are this
+    turn's photo and the photos after it: a tile placed in turn k shows from photo k on.
+    Old cells get −inf (they cannot be new)."""
+    empty = labels.index(EMPTY)
+    gone = np.stack([np.clip(r[..., empty], PRESENCE_FLOOR, 1 - PRESENCE_FLOOR)
+                     for r in readings])
+    zero = np.zeros((1, SIZE, SIZE))
+    # hypothesis k (placed in the k-th photo's turn; k = len: never): empty before k, a tile from k
+    empty_before = np.concatenate([zero, np.cumsum(np.log(gone), axis=0)])
+    tile_from = np.concatenate([np.cumsum(np.log1p(-gone)[::-1], axis=0)[::-1], zero])
+    hypotheses = empty_before + tile_from
+    rest = np.logaddexp.reduce(hypotheses[2:], axis=0) if len(readings) > 1 else hypotheses[1]
+    now = hypotheses[0] - rest
+    then = hypotheses[1] - rest if len(readings) > 1 else None
     for row, col, _ in before.tiles():
-        weights[row, col] = -np.inf
-    return weights
+        now[row, col] = -np.inf
+        if then is not None:
+            then[row, col] = -np.inf
+    return now, then
 
 
-def _segments(before: Board):
-    """Every legal set of new cells: a run along a row or column, all cells of the run covered,
-    touching an old tile (or, on an empty board, covering the centre with 2+ tiles)."""
-    first = before.is_empty()
-    for across in (True, False):
-        for line in range(SIZE):
-            for start in range(SIZE):
-                for end in range(start, SIZE):
-                    cells = [(line, c) if across else (c, line) for c in range(start, end + 1)]
-                    new = [rc for rc in cells if not before.occupied(*rc)]
-                    if not new or (len(new) == 1 and not across):
-                        continue
-                    if _runs_on(before, cells, across):
-                        continue
-                    if first and (CENTRE not in cells or len(new) < 2):
-                        continue
-                    if not first and not _touches(before, new):
-                        continue
-                    yield tuple(new)
+def _runs(occupied: np.ndarray, weights: np.ndarray):
+    """Every legal set of new cells as a run along a row or column: all cells of the run
+    covered, its ends not next to an old tile (the word would go on), touching an old tile
+    (on an empty board: covering the centre with 2+ tiles). Returns the summed weight of each
+    run's new cells, indexed [across?, line, start, end], and which runs are legal; a single
+    new cell counts once, as across."""
+    new_w = np.where(occupied, 0.0, weights)
+    near = np.zeros_like(occupied)
+    near[1:] |= occupied[:-1]
+    near[:-1] |= occupied[1:]
+    near[:, 1:] |= occupied[:, :-1]
+    near[:, :-1] |= occupied[:, 1:]
+    touching = near & ~occupied
+    first = not occupied.any()
+    centre = np.zeros_like(occupied)
+    centre[CENTRE] = True
+    sums, legal = np.zeros((2, SIZE, SIZE, SIZE)), np.zeros((2, SIZE, SIZE, SIZE), bool)
+    for k in (0, 1):
+        across = k == 0
+        lines = (occupied, new_w, touching, centre) if across else \
+            (occupied.T, new_w.T, touching.T, centre.T)
+        sums[k], legal[k] = _line_runs(*lines, first=first, single=across)
+    return sums, legal
 
 
-def _runs_on(before: Board, cells, across: bool) -> bool:
-    """A run must not stop next to an old tile (the word would go on through it), except that
-    the caller enumerates the longer run too; skipping these keeps each placement once."""
-    (r0, c0), (r1, c1) = cells[0], cells[-1]
-    dr, dc = (0, 1) if across else (1, 0)
-    return before.occupied(r0 - dr, c0 - dc) or before.occupied(r1 + dr, c1 + dc)
+def _line_runs(occupied, weights, touching, centre, *, first: bool, single: bool):
+    """_runs for the rows of the given grids: arrays [line, start, end]."""
+    def span(values):   # value summed over cells start..end of each line
+        prefix = np.concatenate([np.zeros((SIZE, 1)), np.cumsum(values, axis=1)], axis=1)
+        return prefix[:, None, 1:] - prefix[:, :-1, None]
+    sums = span(weights)
+    new = span(~occupied)
+    idx = np.arange(SIZE)
+    ordered = idx[:, None] <= idx[None, :]
+    free_before = np.concatenate([np.ones((SIZE, 1), bool), ~occupied[:, :-1]], axis=1)
+    free_after = np.concatenate([~occupied[:, 1:], np.ones((SIZE, 1), bool)], axis=1)
+    legal = ordered[None] & free_before[:, :, None] & free_after[:, None, :]
+    legal &= (new >= 1) if single else (new >= 2)
+    if first:
+        legal &= (span(centre) > 0) & (new >= 2)
+    else:
+        legal &= span(touching) > 0
+    return sums, legal
 
 
-def _touches(before: Board, new) -> bool:
-    return any(before.occupied(r + dr, c + dc) for r, c in new
-               for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)))
+def _cells(k: int, line: int, start: int, end: int, occupied: np.ndarray) -> tuple:
+    cells = [(line, c) if k == 0 else (c, line) for c in range(start, end + 1)]
+    return tuple(rc for rc in cells if not occupied[rc])
 
 
-def best_placements(before: Board, weights: np.ndarray, limit: int = PLACEMENTS):
-    """The most likely sets of new cells, with their log-likelihood relative to a pass."""
-    scored = {(): 0.0}
-    for new in _segments(before):
-        scored[new] = float(sum(weights[rc] for rc in new))
-    ranked = sorted(scored.items(), key=lambda kv: -kv[1])
-    return ranked[:limit]
+def best_placements(before: Board, now: np.ndarray, then: np.ndarray | None = None,
+                    limit: int = PLACEMENTS):
+    """The most likely sets of new cells, with their log-likelihood relative to a pass.
+    With `then`, each set is judged together with the best next move it leaves: when this
+    turn's photo is poor, the next photo shows two moves' tiles, and only one split of them
+    into two legal moves explains it."""
+    occupied = _occupied(before)
+    sums, legal = _runs(occupied, now)
+    keys = np.argwhere(legal)
+    order = np.argsort(-sums[legal], kind="stable")[:PAIRED if then is not None else limit]
+    ranked = [((), 0.0)] + [(_cells(*keys[i], occupied), float(sums[tuple(keys[i])]))
+                            for i in order]
+    ranked.sort(key=lambda kv: -kv[1])
+    if then is None:
+        return ranked[:limit]
+    base = _best_run(occupied, then)
+    paired = [(new, log_p + _best_run(_with(occupied, new), then) - base)
+              for new, log_p in ranked[:PAIRED] if new]
+    return sorted([((), 0.0), *paired], key=lambda kv: -kv[1])[:limit]
+
+
+def _best_run(occupied: np.ndarray, weights: np.ndarray) -> float:
+    """The best summed weight of a legal set of new cells, or 0 for a pass."""
+    sums, legal = _runs(occupied, weights)
+    return max(0.0, float(sums[legal].max())) if legal.any() else 0.0
+
+
+def _occupied(board: Board) -> np.ndarray:
+    occupied = np.zeros((SIZE, SIZE), bool)
+    for row, col, _ in board.tiles():
+        occupied[row, col] = True
+    return occupied
+
+
+def _with(occupied: np.ndarray, cells) -> np.ndarray:
+    out = occupied.copy()
+    for rc in cells:
+        out[rc] = True
+    return out
 
 
 def infer_move(before: Board, probs: np.ndarray, labels: list[str], ruleset: Ruleset,
-               placed_turns: dict | None = None, later: np.ndarray | None = None) -> Inference:
+               placed_turns: dict | None = None, later: tuple = ()) -> Inference:
     """The most probable legal board after this turn, given the board before and a reading
-    already turned to the game's upright. `later`, a reading of the next photo in the same
-    frame, is evidence too: tiles never leave the board, so a tile placed now shows there."""
-    weights = tile_weights(before, probs, labels)
-    if later is not None:
-        weights = weights + log_probs(1.0 - later[..., labels.index(EMPTY)])
-        probs = _combine(probs, later, labels)
+    already turned to the game's upright. `later`, readings of the next photos in the same
+    frame, are evidence too: tiles never leave the board, so a tile placed now shows there,
+    and a tile that later photos do not show was never placed."""
+    now, then = tile_weights(before, [probs, *later], labels)
+    probs = _combine([probs, *later], labels)
     candidates: list[Candidate] = []
-    for new, log_cells in best_placements(before, weights):
+    for new, log_cells in best_placements(before, now, then):
         if not new:
             candidates.append(Candidate(before.copy(), log_cells))
             continue
@@ -163,22 +229,38 @@ def infer_move(before: Board, probs: np.ndarray, labels: list[str], ruleset: Rul
     return _summarise(legal, before)
 
 
-def temper(probs: np.ndarray, trust: float) -> np.ndarray:
+def temper(probs: np.ndarray, trust: float, labels: list[str]) -> np.ndarray:
     """A reading's probabilities flattened by how far it is trusted (1 = as read): a photo
-    whose grid explains the old tiles badly should not outvote the others."""
+    whose grid explains the old tiles badly should not outvote the others. Tile-or-empty and
+    which letter are flattened separately: flattening over all symbols at once would make
+    an empty cell look like a tile, as most symbols are letters."""
     if trust >= 1.0:
         return probs
-    flat = np.clip(probs, FLOOR, 1.0) ** trust
-    return flat / flat.sum(axis=-1, keepdims=True)
-
-
-def _combine(probs: np.ndarray, later: np.ndarray, labels: list[str]) -> np.ndarray:
-    """Letter evidence of two photos of the same tiles (the empty class kept from the first)."""
     empty = labels.index(EMPTY)
-    tiles = np.clip(probs, FLOOR, 1.0) * np.clip(later, FLOOR, 1.0)
-    tiles[..., empty] = 0.0
-    tiles *= (1.0 - probs[..., empty:empty + 1]) / np.maximum(tiles.sum(-1, keepdims=True), FLOOR)
-    tiles[..., empty] = probs[..., empty]
+    clipped = np.clip(probs, FLOOR, 1.0 - FLOOR)
+    gone = clipped[..., empty] ** trust
+    gone = gone / (gone + (1.0 - clipped[..., empty]) ** trust)
+    letters = clipped ** trust
+    letters[..., empty] = 0.0
+    letters *= ((1.0 - gone) / letters.sum(-1))[..., None]
+    letters[..., empty] = gone
+    return letters
+
+
+def _combine(readings: list[np.ndarray], labels: list[str]) -> np.ndarray:
+    """Letter evidence of several photos of the same tiles (the empty class kept from the
+    first): each photo's letter distribution, given a tile, multiplied together."""
+    empty = labels.index(EMPTY)
+    first = readings[0]
+    if len(readings) == 1:
+        return first
+    tiles = np.ones_like(first)
+    for reading in readings:
+        letters = np.clip(reading, FLOOR, 1.0)
+        letters[..., empty] = 0.0
+        tiles *= letters / letters.sum(-1, keepdims=True)
+    tiles *= (1.0 - first[..., empty:empty + 1]) / np.maximum(tiles.sum(-1, keepdims=True), FLOOR)
+    tiles[..., empty] = first[..., empty]
     return tiles
 
 
@@ -212,7 +294,21 @@ def _word_prior(before: Board, after: Board, ruleset: Ruleset) -> float:
     except MoveError:
         return 0.0
     words = [w.word for w in score_move(before, move, ruleset).words]
-    return sum(WORD_PRIOR for w in words if "*" not in w and check_word(w.lower()).ok)
+    # A penalty on non-words, not a bonus on words: a bonus would make any move likelier
+    # than a pass, and turn a faint speck next to a tile into a two-letter word.
+    return -sum(WORD_PRIOR for w in words if not _is_word(w.lower(), ruleset.alphabet))
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_word(word: str, alphabet: tuple[str, ...]) -> bool:
+    """A word with one unknown star is a word if some letter makes it one; with more stars
+    it is given the benefit of the doubt."""
+    stars = word.count(STAR)
+    if stars > 1:
+        return True
+    if stars == 1:
+        return any(_is_word(word.replace(STAR, ch.lower()), alphabet) for ch in alphabet)
+    return check_word(word).ok
 
 
 def _legal(before, candidates, ruleset, placed_turns) -> list[Candidate]:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine.board import Board
-from engine.infer import best_shift, deduce_stars, infer_move, tile_fit
+from engine.infer import best_shift, deduce_stars, infer_move, temper, tile_fit
 from engine.ruleset import load_ruleset
 
 ERUDIT = load_ruleset("erudit")
@@ -101,6 +101,59 @@ def test_first_move_must_cover_the_centre():
     probs = reading(after)
     set_cell(probs, 0, 0, Ж=0.9, **{".": 0.1})    # a loose tile in the corner
     assert infer_move(Board(), probs, LABELS, ERUDIT).board == after
+
+
+def test_faint_speck_that_would_make_a_word_is_still_a_pass():
+    before = board((7, 6, "КОТ", True))
+    probs = reading(before)
+    set_cell(probs, 6, 6, Я=0.05, **{".": 0.95})   # a speck read as Я above К: ЯК is a noun
+    result = infer_move(before, probs, LABELS, ERUDIT)
+    assert result.board == before and result.sure
+
+
+def test_next_turns_tiles_seen_early_wait_for_their_turn():
+    before = board((7, 6, "КОТ", True))
+    now = board((7, 6, "КОТ", True), (8, 8, "ОК", False))                   # ТОК down I8
+    then = board((7, 6, "КОТ", True), (8, 8, "ОК", False), (6, 6, "Я", False))
+    probs = reading(now)
+    set_cell(probs, 6, 6, Я=0.45, **{".": 0.55})   # this photo half shows next turn's tile
+    result = infer_move(before, probs, LABELS, ERUDIT, later=(reading(then), reading(then)))
+    assert result.board == now
+
+
+def test_tile_that_later_photos_do_not_show_is_not_placed():
+    before = board((7, 6, "КОТ", True))
+    probs = reading(before)
+    set_cell(probs, 6, 6, Я=0.9, **{".": 0.1})    # glare read as a tile above К (ЯК)
+    assert infer_move(before, probs, LABELS, ERUDIT).board != before   # one photo: believed
+    later = (reading(before), reading(before))
+    assert infer_move(before, probs, LABELS, ERUDIT, later=later).board == before
+
+
+def test_later_photos_outvote_a_misread_new_letter():
+    before = board((7, 6, "КОТ", True))
+    after = board((7, 6, "КОТ", True), (8, 8, "ОК", False))
+    probs = reading(after)
+    set_cell(probs, 9, 8, Н=0.8, К=0.2)          # ТОН, a noun too: the photo alone says Н
+    assert infer_move(before, probs, LABELS, ERUDIT).board["I10"] == "Н"
+    later = (reading(after), reading(after))
+    assert infer_move(before, probs, LABELS, ERUDIT, later=later).board == after
+
+
+def test_next_turns_tiles_in_the_same_line_are_left_for_it():
+    before = board((7, 6, "ПАР", True))
+    now = board((7, 6, "ПАРК", True))                     # ПАРК, then ПАРКЕТ next turn
+    then = board((7, 6, "ПАРКЕТ", True))
+    result = infer_move(before, reading(now), LABELS, ERUDIT, later=(reading(then), reading(then)))
+    assert result.board == now
+
+
+def test_tempering_a_doubtful_photo_keeps_an_empty_cell_empty():
+    probs = reading(board((7, 6, "КОТ", True)))
+    flat = temper(probs, 0.2, LABELS)
+    assert np.allclose(flat.sum(-1), 1)
+    assert flat[0, 0, LABELS.index(".")] > 0.5        # flattened, yet still empty
+    assert flat[7, 6, LABELS.index("К")] == flat[7, 6, 1:].max()   # and К the likeliest letter
 
 
 @pytest.mark.parametrize("turns", [1, 2, 3])

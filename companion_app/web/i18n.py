@@ -159,6 +159,8 @@ RU_ERRORS = [
     (r"a game has 2–4 players, not (\d+)", "в игре 2–4 игрока, а не {0}"),
     (r"unsure reading: check the highlighted cells",
      "распознавание не уверено: проверьте выделенные клетки"),
+    (r"the board is hard to read in this photo: check the move",
+     "доску на этом фото трудно разобрать: проверьте ход"),
     (r"turn (\d+): (.*)", "ход {0}: {1}"),
 ]
 
