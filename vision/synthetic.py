@@ -39,8 +39,6 @@ def true_game(ruleset: Ruleset, boards: list[Board], players: int) -> Game:
 def game_photos(ruleset: Ruleset, *, seed: int, turns: int, players: int, style: str,
                 damage: str = "none", fonts: str = "heldout") -> GamePhotos:
     """Play and photograph one synthetic game."""
-    from vision.render import render_photo
-
     rng = random.Random(seed)
     boards = random_game(ruleset, turns, seed=seed)
     game = true_game(ruleset, boards, players)
@@ -50,8 +48,7 @@ def game_photos(ruleset: Ruleset, *, seed: int, turns: int, players: int, style:
         shown, note = board, ""
         if number == hurt and damage == "misread":
             shown, note = _misread(board, boards[0], rng, ruleset)
-        shot = render_photo(str(shown).split("\n"), seed=seed * 1000 + number, style=style,
-                            fonts=fonts)
+        shot = _photograph(shown, seed * 1000 + number, style, fonts)
         image = shot.image
         if number == hurt and damage == "opposite-side":
             image, note = np.ascontiguousarray(image[::-1, ::-1]), "photo from the opposite side"
@@ -61,6 +58,24 @@ def game_photos(ruleset: Ruleset, *, seed: int, turns: int, players: int, style:
         damaged.append(note)
     return GamePhotos(ruleset, players, boards, images, [t.score.total for t in game.turns],
                       game.totals, damaged)
+
+
+RETAKES = 5  # photos tried per turn before one with the whole grid in the frame is given up
+
+
+def _photograph(board: Board, seed: int, style: str, fonts: str):
+    """A rendered photo of the board with the whole grid in the frame: a player whose photo
+    cuts the board off is told so and takes another (seeds seed, seed + 10⁹, …)."""
+    from vision.render import render_photo
+
+    for retake in range(RETAKES):
+        shot = render_photo(str(board).split("\n"), seed=seed + retake * 10**9, style=style,
+                            fonts=fonts)
+        height, width = shot.image.shape[:2]
+        x, y = shot.corners[:, 0], shot.corners[:, 1]
+        if x.min() >= 0 and y.min() >= 0 and x.max() <= width - 1 and y.max() <= height - 1:
+            break
+    return shot
 
 
 def _damaged_turn(boards, rng) -> int:
