@@ -21,6 +21,7 @@ PLAYED = ["." * 15] * 7 + ["...ЭРУДИТ......"] + ["." * 15] * 7
 EDGES = ["КОТ.........ДОМ", "О.............О", "Т.............М"] + ["." * 15] * 9 + [
     "Л.............С", "Е.............О", "СОК.........ЛЕС"]  # tiles hide all four corners
 TOLERANCE = 0.01  # of the board diagonal, as in bench/eval_locate.py
+QUARTER_CELL = 0.25 / (CELLS * 2 ** 0.5)  # of the board diagonal
 
 
 def corner_error(found, truth) -> float:
@@ -75,6 +76,21 @@ def test_corners_come_in_image_order():
     turn = ax * by - ay * bx
     assert turn > 0  # clockwise on screen (y down)
     assert np.allclose(order_corners(corners[::-1]), corners)
+
+
+def test_small_blurred_board_is_found_by_its_premium_squares():
+    # Cells of 15 px blurred by a sixth of a cell (a webcam's soft focus): the grid lines barely
+    # show, so the line fit is poor (this was "no board found"), but the premium squares still
+    # say where the grid lies.
+    shot = render_photo(EMPTY, seed=1, style="erudit-black", pose="frontal", clutter=False)
+    factor = 15 / (np.linalg.norm(shot.corners[1] - shot.corners[0]) / CELLS)
+    small = cv2.resize(shot.image, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
+    canvas = np.full((720, 1280, 3), 120, np.uint8)
+    canvas[60:60 + small.shape[0], 200:200 + small.shape[1]] = small[:660, :1080]
+    canvas = cv2.GaussianBlur(canvas, (0, 0), 0.16 * 15)
+    truth = (shot.corners + 0.5) * factor - 0.5 + np.float32([200, 60])
+    where = locate_board(canvas)
+    assert corner_error(where.corners, truth) < QUARTER_CELL  # every cell read from its square
 
 
 def test_photo_already_cropped_to_the_grid():

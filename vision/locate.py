@@ -4,15 +4,17 @@
     >>> where.corners.shape, round(where.cell_px)
     ((4, 2), 71)
 
-The search runs on a copy shrunk to about WORK_SIDE pixels. A first guess comes from the line
-segments (two families through their vanishing points, a comb of 16 equally spaced lines
-fitted to each); when it is unsure, outline candidates (board edges, frames, the photo's own
-border) and other pairs of segment directions are tried too. Each guess is moved by whole cells
-onto the grid whose cell colours the premium layout (Эрудит or English, both symmetric)
-explains best, so a printed margin or a row of tiles taken for a row of cells is caught, then
-refined against the grid lines themselves (a homography through where each line really lies,
-fitted on the line pieces between empty cells), so the corners hold even where tiles, hands or
-a printed margin hide the outline.
+The search runs on a copy shrunk to about WORK_SIDE pixels (a large photo is halved exactly
+first: cheap). A first guess comes from the line segments (two families through their vanishing
+points, a comb of 16 equally spaced lines fitted to each), looked for on a small copy first and
+on larger ones only while unsure; when still unsure, outline candidates (board edges, frames,
+the photo's own border) and other pairs of segment directions are tried too. Each guess is moved
+by whole cells onto the grid whose cell colours the premium layout (Эрудит or English, both
+symmetric) explains best, so a printed margin or a row of tiles taken for a row of cells is
+caught, then refined against the grid lines themselves (a homography through where each line
+really lies, fitted on the line pieces between empty cells) on the smallest copy whose cells are
+large enough, so the corners hold even where tiles, hands or a printed margin hide the outline.
+Where the lines are too faint or blurred to snap to, the premium squares place the grid.
 """
 
 from dataclasses import dataclass
@@ -27,7 +29,10 @@ CELLS = 15
 LINES = CELLS + 1
 WORK_SIDE = 1000  # px; enough to resolve grid lines of a board filling a quarter of the frame
 MIN_CELL_PX = 14  # px in the photo; smaller cells hold too few pixels to tell letters apart
+SIDE_ERROR = 0.05  # share a found side may be off by (a blurred board): not held against it
 MIN_QUALITY = 0.3  # share of grid-line pieces that must stand out from the cells beside them
+LAYOUT_FOUND_MISFIT = 0.7  # ... unless the premium layout explains the cell colours this well
+# (faint or blurred lines; a texture or clutter leaves a misfit near 1)
 EDGE_VIEW_CELL = 16  # px per cell in the shrunk copy enough to measure edge widths on it
 MAX_EDGE_WIDTH = 0.6  # cells; edges this soft (blur σ ≈ 0.25 cell) leave letters unreadable
 BLURRED_PHOTO_PX = 12.0  # px at WORK_SIDE; a photo whose sharpest edges are this soft is blurred
@@ -37,6 +42,7 @@ EVIDENCE_BLUR = 2.0  # px at VIEW_CELL; merges the two edges of a grid line into
 MAX_CANDIDATES = 12  # outline candidates tried, largest first
 REFINED_CANDIDATES = 2  # best combs that get the full refinement
 MISFIT_WEIGHT = 0.5  # weight of the premium layout's misfit against the line quality
+STAYED = 0.5  # cells; a refinement that moved the guess less kept the layout's alignment
 SURE_QUALITY = 0.7  # line quality above which the lattice guess is not second-guessed ...
 SURE_MISFIT = 0.85  # ... when the premium layout also explains the cell colours this well
 
@@ -54,14 +60,18 @@ class Location:
 def locate_board(image: np.ndarray) -> Location:
     """Find the 15×15 grid; raise PhotoError saying why when it cannot be read."""
     _check_image(image)
-    small, scale = _shrink(image)
-    best = _search(image, small, scale)
-    if best is None or best[2] < MIN_QUALITY:
-        if _soft_edges_px(small) > BLURRED_PHOTO_PX:  # nothing found, and nothing is sharp
+    levels = _pyramid(image)
+    small = levels[-1][0]
+    best = _search(levels)
+    if best is None or (best[2] < MIN_QUALITY and best[3] > LAYOUT_FOUND_MISFIT):
+        blurred = BLURRED_PHOTO_PX * max(small.shape[:2]) / WORK_SIDE
+        if _soft_edges_px(small) > blurred:  # nothing found, and nothing is sharp
             raise PhotoError("board too blurred")
         raise PhotoError("no board found")
     corners, _, quality, _ = best
-    return _checked_location(image, small, scale, corners, quality)
+    if quality < POLISH_BELOW:  # lines too faint to snap to: the premium squares place the grid
+        corners = _polish_by_layout(levels, corners)
+    return _checked_location(levels, corners, quality)
 
 
 def _soft_edges_px(small: np.ndarray) -> float:
@@ -73,50 +83,77 @@ def _soft_edges_px(small: np.ndarray) -> float:
     return contrast / (float(np.percentile(grad, 99)) + 1e-6)
 
 
-def _search(image, small, scale):
-    """Best (corners, score, quality, misfit) from the line lattice, and from outlines when
-    unsure."""
-    best = None
-    segments = _segments(small)
-    for lattice in _lattices(segments, [(0, 1)]):
-        best = _fitted(image, small, scale, lattice)
-    if best is None or best[2] < SURE_QUALITY or best[3] > SURE_MISFIT:
-        fits = [fit for fit in map(lambda quad: _comb_in_quad(small, quad),
-                                   _outline_candidates(small)) if fit is not None]
-        # rank the combs as the refined grids are ranked: line evidence less layout misfit
-        fits.sort(key=lambda fit: MISFIT_WEIGHT * _layout_shift(small, fit[0])[1] - fit[1])
-        guesses = [corners for corners, _ in fits[:REFINED_CANDIDATES]]
-        others = _lattices(segments, [(0, 2), (1, 2)])
-        if others:
-            guesses.append(min(others, key=lambda corners: _layout_shift(small, corners)[1]))
-        for corners in guesses:
-            fitted = _fitted(image, small, scale, corners)
-            if fitted is not None and (best is None or fitted[1] > best[1]):
-                best = fitted
+def _search(levels):
+    """Best (corners, score, quality, misfit) from the line lattice, found first on small copies
+    (enough for a board that fills much of the photo, and cheap), then on a larger one, and
+    from outlines when still unsure."""
+    small = levels[-1][0]
+    best = segments = None
+    for side in LSD_SIDES:
+        segments = _segments(small, side)
+        if side != LSD_SIDES[-1] and (segments is None or len(segments[0]) < MIN_QUICK_SEGMENTS):
+            continue  # too few segments for a grid whose lines show at this size: look closer
+        for lattice in _lattices(segments, [(0, 1)]):
+            best = _better(best, _fitted(levels, lattice))
+        if _sure(best):
+            return best
+    fits = [fit for fit in map(lambda quad: _comb_in_quad(small, quad),
+                               _outline_candidates(small)) if fit is not None]
+    # rank the combs as the refined grids are ranked: line evidence less layout misfit
+    fits.sort(key=lambda fit: MISFIT_WEIGHT * _layout_shift(small, fit[0])[1] - fit[1])
+    guesses = [corners for corners, _ in fits[:REFINED_CANDIDATES]]
+    others = _lattices(segments, [(0, 2), (1, 2)])
+    if others:
+        guesses.append(min(others, key=lambda corners: _layout_shift(small, corners)[1]))
+    for corners in guesses:
+        best = _better(best, _fitted(levels, corners))
     return best
 
 
-def _fitted(image, small, scale, corners_small):
+def _sure(fitted) -> bool:
+    return fitted is not None and fitted[2] >= SURE_QUALITY and fitted[3] <= SURE_MISFIT
+
+
+def _better(best, fitted):
+    if fitted is not None and (best is None or fitted[1] > best[1]):
+        return fitted
+    return best
+
+
+def _fitted(levels, corners_small):
     """Refine a first guess, move it onto the nearby grid the premium layout fits best; return
     (corners in photo pixels, score, line quality, layout misfit) or None. The score takes the
     misfit from the line quality so that a checkered cloth or a rack loses to the board."""
     # A first guess a row off would be bent by the refinement (one edge snaps to the frame):
     # move it onto the best-fitting grid first, then refine, then check again.
+    small, scale = levels[-1]
     shift, _ = _layout_shift(small, corners_small)
     if shift != (0, 0):
         corners_small = _shifted(corners_small, shift)
-    refined = _refine_location(image, small, scale, corners_small)
+    refined = _refine_location(levels, corners_small)
     if refined is None:
         return None
     corners, quality = refined
-    shift, misfit = _layout_shift(small, corners / scale)
+    found = _rescale(corners, 1.0, scale)
+    if np.abs(found - corners_small).max() < STAYED * _cell_size(found):
+        misfit = _misfit(small, found)  # the layout was checked on the guess, whose cells it kept
+        return corners, quality - MISFIT_WEIGHT * misfit, quality, misfit
+    shift, misfit = _layout_shift(small, found)
     if shift != (0, 0):
         moved = _shifted(corners, shift)
-        refined = _refine_location(image, small, scale, moved / scale)
+        refined = _refine_location(levels, _rescale(moved, 1.0, scale))
         if refined is None:
             return None
         corners, quality = refined
     return corners, quality - MISFIT_WEIGHT * misfit, quality, misfit
+
+
+def _rescale(points, source_factor: float, target_factor: float):
+    """Points from a copy `source_factor` times smaller than the photo to one `target_factor`
+    times smaller (pixel centres: a copy's pixel i covers the photo's [i, i + 1) × factor)."""
+    if source_factor == target_factor:
+        return np.float32(points)
+    return np.float32((np.asarray(points) + 0.5) * (source_factor / target_factor) - 0.5)
 
 
 def order_corners(quad: np.ndarray) -> np.ndarray:
@@ -142,23 +179,42 @@ def _check_image(image) -> None:
         raise PhotoError("not an image (too small or not 8-bit)")
 
 
-def _shrink(image):
-    """A copy at most WORK_SIDE px on its long side and the factor from it back to the photo."""
-    side = max(image.shape[:2])
-    if side <= WORK_SIDE:
-        return image, 1.0
-    small = shrink_to(image, WORK_SIDE / side)
-    return small, side / max(small.shape[:2])
+def _pyramid(image):
+    """[(copy, factor it is smaller than the photo)], from the photo itself down to a copy
+    WORK_SIDE px on its long side (unless the photo is smaller). A large photo is halved exactly
+    while at least twice that (fast: OpenCV's 2×2 area resize costs a tenth of a general one),
+    then resized linearly: its pixels already average 2×2 photo pixels, so the last step, by
+    at most half, aliases little."""
+    levels = [(image, 1.0)]
+    while max(levels[-1][0].shape[:2]) >= 2 * WORK_SIDE:
+        levels.append((halve(levels[-1][0]), levels[-1][1] * 2))
+    last, factor = levels[-1]
+    if max(last.shape[:2]) > WORK_SIDE:
+        size = (round(last.shape[1] * WORK_SIDE / max(last.shape[:2])),
+                round(last.shape[0] * WORK_SIDE / max(last.shape[:2])))
+        small = cv2.resize(last, size, interpolation=cv2.INTER_LINEAR if factor > 1
+                           else cv2.INTER_AREA)
+        levels.append((small, factor * last.shape[1] / size[0]))
+    return levels
+
+
+def halve(image: np.ndarray) -> np.ndarray:
+    """Half the size, each pixel the mean of a 2×2 block: OpenCV's exact-halving area resize
+    costs a tenth of a general area resize (an odd last row or column is dropped)."""
+    height, width = image.shape[:2]
+    return cv2.resize(image[:height // 2 * 2, :width // 2 * 2], (width // 2, height // 2),
+                      interpolation=cv2.INTER_AREA)
 
 
 def shrink_to(image: np.ndarray, factor: float) -> np.ndarray:
     """Resize by `factor` < 1 with area averaging; a large factor first goes most of the way
-    with a fast linear resize to twice the target (area averaging of a 12 MP photo costs as
-    much as decoding it), so each output pixel still averages about 2×2 samples."""
+    by exact halvings, so each output pixel still averages at least 2×2 samples."""
+    while factor <= 0.5:
+        image, factor = halve(image), factor * 2
+    if factor >= 1.0:
+        return image
     height, width = image.shape[:2]
     size = (max(1, round(width * factor)), max(1, round(height * factor)))
-    if factor < 0.5:
-        image = cv2.resize(image, (size[0] * 2, size[1] * 2), interpolation=cv2.INTER_LINEAR)
     return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
 
@@ -222,35 +278,39 @@ def _distinct(quads: list[np.ndarray]) -> list[np.ndarray]:
 
 # --- the grid's two families of lines, through their vanishing points ---------------------------
 
-LSD_SIDE = 640  # px; line segments are looked for on a copy this size (cells stay ≥ ~12 px)
+LSD_SIDES = (320, 480, 640)  # px; line segments are looked for on copies this size, the
+# smallest first (4× cheaper, enough for a board filling the photo), the last (cells ≥ ~5 px)
+MIN_QUICK_SEGMENTS = 250  # fewer segments on a smaller copy: the grid lines barely show there
 LSD_REFINE = cv2.LSD_REFINE_STD
-MIN_SEGMENT = 8.0  # px; shorter LSD segments have too uncertain a direction
+MIN_SEGMENT = 5.0  # px where LSD looks; shorter segments have too uncertain a direction
 FAMILY_SPREAD = 22.0  # degrees a family's lines may turn across the photo (perspective)
 VP_TOLERANCE = 0.02  # sine of the angle a segment may miss its vanishing point by
 VP_TRIALS = 200  # RANSAC draws per family
 COMB_BINS = 600  # bins of a family's position histogram
+COARSE_PROFILE = 300  # bins; a longer profile is searched at half resolution first
 MAX_CELLS_ACROSS = 90  # a board whose cells are smaller than the photo's short side / this is not looked for
 
 
-def _segments(small: np.ndarray):
-    """Line segments of the shrunk photo as (ends, vectors, lengths, angles, centre, smallest
-    cell) around the photo's centre, or None when there are too few."""
+def _segments(small: np.ndarray, side: int):
+    """Line segments of the shrunk photo, looked for on a copy `side` px long, as (ends,
+    vectors, lengths, angles, centre, smallest cell) around the photo's centre, or None when
+    there are too few."""
+    factor = min(1.0, side / max(small.shape[:2]))
     grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-    factor = min(1.0, LSD_SIDE / max(grey.shape))
-    lsd_input = shrink_to(grey, factor) if factor < 1.0 else grey
-    found = cv2.createLineSegmentDetector(LSD_REFINE, 1.0).detect(lsd_input)[0]
+    grey = shrink_to(grey, factor) if factor < 1.0 else grey
+    found = cv2.createLineSegmentDetector(LSD_REFINE, 1.0).detect(grey)[0]
     if found is None or len(found) < 20:
         return None
     ends = found.reshape(-1, 2, 2).astype(np.float64) / factor
-    centre = np.array([grey.shape[1], grey.shape[0]], np.float64) / 2
+    centre = np.array([small.shape[1], small.shape[0]], np.float64) / 2
     ends = ends - centre
     vectors = ends[:, 1] - ends[:, 0]
     lengths = np.linalg.norm(vectors, axis=1)
-    keep = lengths >= MIN_SEGMENT
+    keep = lengths * factor >= MIN_SEGMENT
     if keep.sum() < 20:
         return None
     angles = np.degrees(np.arctan2(vectors[keep, 1], vectors[keep, 0])) % 180
-    smallest = min(grey.shape) / MAX_CELLS_ACROSS
+    smallest = min(small.shape[:2]) / MAX_CELLS_ACROSS
     return ends[keep], vectors[keep], lengths[keep], angles, centre, smallest
 
 
@@ -314,9 +374,11 @@ def _vanishing_point(ends, vectors, lengths, rng):
     trials = trials[norms > 1e-12] / norms[norms > 1e-12, None]
     if len(trials) == 0:
         return None
-    towards = trials[:, None, :2] - trials[:, None, 2:] * mids[None]  # (trial, segment, 2)
-    sine = np.abs(units[None, :, 0] * towards[..., 1] - units[None, :, 1] * towards[..., 0])
-    inliers = sine < VP_TOLERANCE * (np.linalg.norm(towards, axis=2) + 1e-12)
+    # direction (trial, segment) from each segment's middle towards each trial point
+    towards_x = trials[:, :1] - trials[:, 2:] * mids[None, :, 0]
+    towards_y = trials[:, 1:2] - trials[:, 2:] * mids[None, :, 1]
+    cross = units[None, :, 0] * towards_y - units[None, :, 1] * towards_x
+    inliers = cross ** 2 < VP_TOLERANCE ** 2 * (towards_x ** 2 + towards_y ** 2 + 1e-24)
     best_mask = inliers[int(np.argmax(inliers @ lengths))]
     if best_mask.sum() < 6:
         return None
@@ -441,6 +503,7 @@ def _best_comb(profile: np.ndarray, max_period: float, min_period: float):
     signal = np.minimum(signal, cap) / cap
     pad = int(np.ceil(4 * max_period)) + 2
     padded = np.concatenate([np.zeros(pad), signal, np.zeros(LINES * int(max_period) + pad)])
+    padded = padded.astype(np.float32)
     best = _search_combs(padded, pad, n, np.geomspace(min_period, max_period, 60))
     for multiple in (3, 2):
         # a comb at a half or third of the true period can fit as well as the true one (the
@@ -455,70 +518,127 @@ def _best_comb(profile: np.ndarray, max_period: float, min_period: float):
 
 
 def _search_combs(padded, pad, n, periods):
-    """Best (offset, period, score) over `periods`, then refined around the winner."""
-    best = (0.0, 0.0, -np.inf)
-    for period in periods:
-        step = max(1.0, period / 6)
-        offset, score = _comb_scores(padded, pad, period, np.arange(-3 * period, n, step))
-        if score > best[2]:
-            best = (offset, period, score)
-    offset, period, _ = best
-    reach = max(1.0, period / 6)
-    for fine in np.linspace(period * 0.97, period * 1.03, 13):  # around the coarse winner
-        offsets = np.arange(offset - reach, offset + reach, 0.25)
-        off, score = _comb_scores(padded, pad, fine, offsets)
-        if score > best[2]:
-            best = (off, fine, score)
-    return best
-
-
-def _comb_scores(padded, pad, period, offsets):
-    """Best (offset, score) of a comb: lines count for, half-cell points against."""
-    taps = np.concatenate([np.arange(LINES) * period, (np.arange(CELLS) + 0.5) * period])
-    weights = np.concatenate([np.ones(LINES), -np.full(CELLS, LINES / CELLS)])
-    at = offsets[:, None] + taps[None, :] + pad
-    # a coarser or refined period can reach past the padding: read zeros there
-    base = np.clip(np.floor(at).astype(np.intp), 0, len(padded) - 2)
-    frac = at - base
-    values = padded[base] * (1 - frac) + padded[base + 1] * frac
-    scores = values @ weights
+    """Best (offset, period, score) over `periods` (all offsets of all periods scored at once),
+    then refined around the winner. A long profile is first searched at half resolution."""
+    if n > COARSE_PROFILE and periods.min() >= 6:
+        half = padded[:len(padded) // 2 * 2].reshape(-1, 2).mean(axis=1)
+        offset, period, _ = _search_combs(half, pad / 2, n // 2, periods / 2)
+        offset, period = 2 * offset + 0.5, 2 * period  # a half-resolution bin spans two
+        return _refine_comb(padded, pad, offset, period, (-np.inf, offset, period))
+    steps = np.maximum(1.0, periods / 6)
+    # up to 3 lines may hang past either end (a cut-off board is found, then rejected)
+    counts = np.maximum(1, np.ceil((n - 9 * periods) / steps)).astype(np.intp)
+    firsts = np.cumsum(counts) - counts
+    index = np.arange(int(counts.sum())) - np.repeat(firsts, counts)
+    all_periods = np.repeat(periods, counts)
+    offsets = np.repeat(-3 * periods, counts) + index * np.repeat(steps, counts)
+    scores = _comb_scores_nearest(padded, pad, all_periods, offsets)
     best = int(np.argmax(scores))
-    return float(offsets[best]), float(scores[best])
+    coarse = (float(scores[best]), float(offsets[best]), float(all_periods[best]))
+    return _refine_comb(padded, pad, coarse[1], coarse[2], coarse)
+
+
+def _refine_comb(padded, pad, offset, period, coarse):
+    """(offset, period, score) of the best comb near `offset` and `period`, or of `coarse`
+    (score, offset, period) when none nearby scores higher."""
+    reach = max(1.0, period / 6)
+    fine = np.linspace(period * 0.97, period * 1.03, 13)
+    near = np.arange(offset - reach, offset + reach, 0.25)
+    fine_periods, fine_offsets = (grid.ravel() for grid in np.meshgrid(fine, near, indexing="ij"))
+    scores = _comb_scores(padded, pad, fine_periods, fine_offsets)
+    best = int(np.argmax(scores))
+    if scores[best] > coarse[0]:
+        return float(fine_offsets[best]), float(fine_periods[best]), float(scores[best])
+    return coarse[1], coarse[2], coarse[0]
+
+
+COMB_TAPS = np.concatenate([np.arange(LINES), np.arange(CELLS) + 0.5]).astype(np.float32)
+COMB_WEIGHTS = np.concatenate([np.ones(LINES), -np.full(CELLS, LINES / CELLS)]).astype(np.float32)
+
+
+UPSAMPLE = 4  # the many coarse combs read the profile at the nearest quarter bin: no blending
+
+
+def _comb_scores_nearest(padded, pad, periods, offsets):
+    """_comb_scores, close enough to rank coarse combs and several times faster."""
+    fine = np.interp(np.arange(len(padded) * UPSAMPLE) / UPSAMPLE, np.arange(len(padded)),
+                     padded).astype(np.float32)
+    at = np.float32((offsets + pad) * UPSAMPLE + 0.5)[:, None] + \
+        np.float32(periods * UPSAMPLE)[:, None] * COMB_TAPS[None, :]
+    index = at.astype(np.int32)
+    np.clip(index, 0, len(fine) - 1, out=index)
+    return np.take(fine, index) @ COMB_WEIGHTS
+
+
+def _comb_scores(padded, pad, periods, offsets):
+    """Score of each (period, offset) comb: lines count for, half-cell points against."""
+    at = (np.float32(offsets + pad)[:, None] + np.float32(periods)[:, None] * COMB_TAPS[None, :])
+    # a coarser or refined period can reach past the padding: read zeros there
+    base = np.clip(at.astype(np.intp), 0, len(padded) - 2)
+    frac = at - base
+    values = padded[base]
+    values += (padded[base + 1] - values) * frac
+    return values @ COMB_WEIGHTS
 
 
 # --- refinement against the grid lines ----------------------------------------------------------
 
 REFINE_ROUNDS = (0.45, 0.25, 0.15)  # search half-widths (cells) of the refinement rounds
+EXTRA_ROUNDS = 2  # more rounds at the last width while the grid still moves ...
+SETTLED = 0.05  # ... by more than this many cells at a corner
+CLEAN_AGAIN = 0.1  # cells a round must move the grid for the next to find the clean pieces anew
 RANSAC_DRAWS = 300  # most line samples are right, so few draws find the consensus
-ON_LINE = 0.1  # cells; a line sample this close to the fitted line counts for the quality
 LINE_CONTRAST = 2.0  # a line piece must be this many times stronger than the cells beside it
 NOISE_FLOOR = 2.0  # grey levels per px; gradient below this is sensor noise
 
 
-def _refine_location(image, small, scale, corners_small, rounds=REFINE_ROUNDS):
-    """Snap the grid to its lines, first on the shrunk copy, then on the photo if cells are small
-    there. Returns (corners in photo pixels, quality) or None."""
-    corners = np.float32(corners_small)
-    source, factor = small, 1.0
-    if _cell_size(corners) < VIEW_CELL and scale > 1.0:
-        source, factor = image, scale
-    corners = corners * factor
-    for reach in rounds:  # the clean pieces are found anew each round: the strips need a close fit
-        fitted = _snap_to_lines(source, corners, reach, _clean_pieces(small, corners / factor))
-        if fitted is None:
+def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS):
+    """Snap the grid to its lines on the smallest copy whose cells span VIEW_CELL px (or the
+    photo). Returns (corners in photo pixels, quality) or None. One top-down view per round serves
+    the line evidence and the cell colours (the clean pieces are found anew whenever the grid
+    moved: the strips need a close fit); the quality is measured on the last round's view, whose
+    grid the last, narrowest round moves by a few hundredths of a cell."""
+    source, factor = _level_for(levels, corners_small, VIEW_CELL)
+    corners = _rescale(corners_small, levels[-1][1], factor)
+    number, extra, step, clean = 0, 0, np.inf, None
+    while True:
+        reach = rounds[number]
+        view, to_source = _grid_view(source, corners, VIEW_CELL, 1)
+        evidence = _line_evidence(view)
+        if step > CLEAN_AGAIN:  # a grid that barely moved keeps its clean pieces
+            clean = _clean_pieces(view)
+        moved = _snap_to_lines(evidence, to_source, corners, reach, clean)
+        if moved is None:
             return None
-        corners, _ = fitted
-    return corners * (scale / factor), _line_contrast(source, corners)
+        step = float(np.abs(moved - corners).max()) / _cell_size(corners)
+        corners = moved
+        last = number == len(rounds) - 1
+        # a grid that moved far may still be off by more than the next, narrower reach; a line
+        # further off than the reach pulls the fit only part of the way: repeat the round
+        if step > (SETTLED if last else reach / 2) and extra < EXTRA_ROUNDS:
+            extra += 1
+        elif last:
+            return _rescale(corners, factor, 1.0), _line_contrast(evidence)
+        else:
+            number += 1
 
 
-def _line_contrast(source, corners) -> float:
+def _level_for(levels, corners_small, cell_px):
+    """The smallest (copy, factor) of `levels` whose cells span at least `cell_px`."""
+    cell_photo = _cell_size(corners_small) * levels[-1][1]
+    for level, factor in reversed(levels):
+        if cell_photo / factor >= cell_px:
+            return level, factor
+    return levels[0]
+
+
+def _line_contrast(evidence) -> float:
     """Share of the grid's line pieces (16 lines × 15 cells, both ways) that stand out from the
-    middles of the cells beside them: the fit's quality, near 0 on a random texture."""
+    middles of the cells beside them in a view of VIEW_CELL px per cell with one cell of margin:
+    the fit's quality, near 0 on a random texture."""
     cell, margin = VIEW_CELL, 1
-    view, _ = _grid_view(source, corners, cell, margin)
     shares = []
-    for grad in _line_evidence(view):
-        grad = grad if len(shares) == 0 else grad.T
+    for grad in (evidence[0], evidence[1].T):
         band = slice(int(0.2 * cell), int(0.8 * cell))
         rows = grad[margin * cell:(margin + CELLS) * cell].reshape(CELLS, cell, -1)[:, band].mean(1)
         columns = rows.reshape(CELLS, CELLS + 2 * margin, cell)
@@ -547,13 +667,13 @@ def _grid_view(source: np.ndarray, corners: np.ndarray, cell: int, margin: int):
     return view, to_source
 
 
-def _snap_to_lines(source, corners, reach, clean=None):
-    """One round: find each grid line's true position in every cell it borders, fit a homography
-    through them (only the `clean` pieces when there are enough); returns (new corners, share of
-    samples on their line) or None."""
+def _snap_to_lines(evidence, to_source, corners, reach, clean=None):
+    """One round on the line evidence of a view (VIEW_CELL px per cell, one cell of margin, and
+    `to_source` mapping it back): find each grid line's true position in every cell it borders,
+    fit a homography through them (only the `clean` pieces when there are enough); returns the
+    new corners or None."""
     cell, margin = VIEW_CELL, 1
-    view, to_source = _grid_view(source, corners, cell, margin)
-    grad_x, grad_y = _line_evidence(view)
+    grad_x, grad_y = evidence
     half = int(round(reach * cell))
     offsets_x, strength_x = _line_offsets(grad_x, cell, margin, half)
     offsets_y, strength_y = _line_offsets(grad_y.T, cell, margin, half)
@@ -578,10 +698,7 @@ def _snap_to_lines(source, corners, reach, clean=None):
     if homography is None:
         return None
     square = np.float32([[[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]]])
-    new_corners = cv2.perspectiveTransform(square, homography)[0]
-    offsets = np.abs(np.concatenate([offsets_x.ravel(), offsets_y.ravel()])) / cell
-    on_line = (offsets < ON_LINE) & strong
-    return np.float32(new_corners), float(on_line.mean())
+    return np.float32(cv2.perspectiveTransform(square, homography)[0])
 
 
 def _line_offsets(grad, cell, margin, half):
@@ -602,42 +719,55 @@ def _line_offsets(grad, cell, margin, half):
     safe = np.where(curve < 0, curve, -1.0)
     sub = np.where((curve < 0) & (best == inner), 0.5 * (left - right) / safe, 0.0)
     offsets = best + sub - half
-    strengths = windows.max(axis=2) - np.median(windows, axis=2)
+    middle = windows.shape[2] // 2  # the upper median: one partition instead of two
+    strengths = windows.max(axis=2) - np.partition(windows, middle, axis=2)[..., middle]
     return offsets, strengths
 
 
 CLEAN_STEP = 18.0  # Lab units a cell may differ from its kind's usual colour and count as empty
-INSET_CELL = 16  # px per cell when looking for inset premium squares
+STRIP = (2, 3)  # px inside a cell's edges (of VIEW_CELL) the strip runs between
 INSET_SHARE = 0.55  # strip this much nearer the plain colour than the square's: printed inset
 MIN_CLEAN = 60  # clean line pieces needed to fit on them alone
 PLAIN_CELLS = np.array([[a == b == "." for a, b in zip(*rows, strict=True)]
                         for rows in zip(ERUDIT_LAYOUT, SCRABBLE_LAYOUT, strict=True)])
 
 
-def _clean_pieces(small, corners_small):
+def _clean_pieces(view):
     """Masks (line, piece) of the vertical and horizontal line pieces between two empty cells,
     and plain ones when the premium squares are printed inset: the sides of tiles and the edges
     of inset squares lie close to the lines and would pull the fit. (Leaving out the neighbours
-    of tiles too leaves too few pieces; squares printed up to the lines mark them well.)"""
-    colours, strips = _cell_colours(small, corners_small, 0, INSET_CELL, strips=True)
+    of tiles too leaves too few pieces; squares printed up to the lines mark them well.)
+    `view` shows the grid at VIEW_CELL px per cell with one cell of margin."""
+    colours, strips = (part[1:-1, 1:-1] for part in _cell_colours(view, VIEW_CELL, 1, strips=True))
     kinds = LAYOUT_KINDS[int(np.argmax(_layout_fits(colours)[:, 0, 0]))]
     occupied = np.zeros((CELLS, CELLS), bool)
     for mask in kinds:
         members = colours[mask]
-        occupied[mask] = np.linalg.norm(members - np.median(members, axis=0), axis=1) > CLEAN_STEP
+        occupied[mask] = _distances(members, _upper_median(members)) > CLEAN_STEP
     usable = ~occupied
     premium = ~PLAIN_CELLS & usable
     if premium.any() and (PLAIN_CELLS & usable).any():
         # inset squares: the strip just inside their cells shows the plain colour, not theirs
-        plain = np.median(colours[PLAIN_CELLS & usable], axis=0)
-        to_square = np.median(np.linalg.norm(strips[premium] - colours[premium], axis=1))
-        to_plain = np.median(np.linalg.norm(strips[premium] - plain, axis=1))
+        plain = _upper_median(colours[PLAIN_CELLS & usable])
+        to_square = _upper_median(_distances(strips[premium], colours[premium]))
+        to_plain = _upper_median(_distances(strips[premium], plain))
         if to_square > INSET_SHARE * (to_square + to_plain):
             usable &= PLAIN_CELLS
     padded = np.pad(usable, 1, constant_values=True)  # beyond: the margin
     vertical = (padded[1:-1, :-1] & padded[1:-1, 1:]).T
     horizontal = padded[:-1, 1:-1] & padded[1:, 1:-1]
     return vertical, horizontal
+
+
+def _upper_median(values: np.ndarray):
+    """Median along the first axis (the upper one of an even count: a single partition)."""
+    middle = len(values) // 2
+    return np.partition(values, middle, axis=0)[middle]
+
+
+def _distances(colours: np.ndarray, others) -> np.ndarray:
+    diff = colours - others
+    return np.sqrt(np.einsum("...c,...c->...", diff, diff))
 
 
 # --- which of the nearby grids matches the premium layout ---------------------------------------
@@ -651,6 +781,7 @@ LAYOUT_KINDS = [
     [np.array([[ch == kind for ch in row] for row in layout]) for kind in sorted(set("".join(layout)))]
     for layout in (ERUDIT_LAYOUT, SCRABBLE_LAYOUT)
 ]
+LAYOUT_CELLS = [[np.flatnonzero(mask) for mask in kinds] for kinds in LAYOUT_KINDS]
 
 
 def _layout_shift(image, corners):
@@ -658,27 +789,40 @@ def _layout_shift(image, corners):
     a grid off by a row or column (a printed margin or a row of tiles taken for cells) puts
     them in the wrong cells. Return the (dx, dy) in cells of the nearby grid whose cell colours
     the layout explains best, and that grid's misfit (1 - share of colour variance explained)."""
-    fits = _layout_fits(_cell_colours(image, corners, MAX_SHIFT)).max(axis=0)  # (dy, dx)
+    view, _ = _grid_view(image, corners, LAYOUT_CELL, MAX_SHIFT)
+    fits = _layout_fits(_cell_colours(view, LAYOUT_CELL, MAX_SHIFT)).max(axis=0)  # (dy, dx)
     dy, dx = np.unravel_index(int(np.argmax(fits)), fits.shape)
     if fits[dy, dx] > fits[MAX_SHIFT, MAX_SHIFT] + SHIFT_GAIN:
         return (int(dx) - MAX_SHIFT, int(dy) - MAX_SHIFT), 1 - float(fits[dy, dx])
     return (0, 0), 1 - float(fits[MAX_SHIFT, MAX_SHIFT])
 
 
-def _cell_colours(image, corners, margin, cell=LAYOUT_CELL, strips=False):
-    """Mean Lab colour of the middle of each cell of the grid and `margin` cells around it;
-    with `strips` also of a strip one pixel inside each cell's edges."""
-    view, _ = _grid_view(image, corners, cell, margin)
-    lab = cv2.cvtColor(view.astype(np.float32) / 255, cv2.COLOR_BGR2LAB)
-    lab *= np.float32([LIGHTNESS_WEIGHT, 1, 1])
-    count = CELLS + 2 * margin
-    cells = lab.reshape(count, cell, count, cell, 3)
-    quarter = cell // 4
-    middles = cells[:, quarter:-quarter, :, quarter:-quarter].mean(axis=(1, 3))
+def _cell_colours(view, cell, margin, strips=False, inset=None):
+    """Lab colour (lightness weighted) of the mean of the middle half of each cell (or of all
+    but `inset` px at each side) of a top-down view with `cell` px per cell and `margin` cells
+    around the grid; with `strips` also of a strip STRIP px inside each cell's edges. Box sums come from one integral image, and only
+    the means are converted to Lab (a cell's middle is near uniform: the Lab of its mean is the
+    mean of its Lab, and converting a few hundred colours costs nothing)."""
+    sums = cv2.integral(view, sdepth=cv2.CV_32S)  # ≤ 1024² px of 255: no overflow
+    starts = np.arange(CELLS + 2 * margin) * cell
+
+    def box_means(inset):
+        low, high = starts + inset, starts + cell - inset
+        total = (sums[np.ix_(high, high)] - sums[np.ix_(low, high)] - sums[np.ix_(high, low)]
+                 + sums[np.ix_(low, low)])
+        return total, (cell - 2 * inset) ** 2
+
+    middle, area = box_means(cell // 4 if inset is None else inset)
+    middles = _weighted_lab(middle / area)
     if not strips:
         return middles
-    ring = cells[:, 1:-1, :, 1:-1].sum(axis=(1, 3)) - cells[:, 2:-2, :, 2:-2].sum(axis=(1, 3))
-    return middles, ring / ((cell - 2) ** 2 - (cell - 4) ** 2)
+    (outer, outer_area), (inner, inner_area) = box_means(STRIP[0]), box_means(STRIP[1])
+    return middles, _weighted_lab((outer - inner) / (outer_area - inner_area))
+
+
+def _weighted_lab(bgr: np.ndarray) -> np.ndarray:
+    lab = cv2.cvtColor(np.float32(bgr / 255), cv2.COLOR_BGR2LAB)
+    return lab * np.float32([LIGHTNESS_WEIGHT, 1, 1])
 
 
 def _layout_fits(colours):
@@ -686,19 +830,59 @@ def _layout_fits(colours):
     layout's kinds explain (1 - within / total), each cell's distance capped so that tiles count
     like any other misfit."""
     windows = np.lib.stride_tricks.sliding_window_view(colours, (CELLS, CELLS), axis=(0, 1))
-    windows = np.moveaxis(windows, 2, -1)  # (dy, dx, row, column, channel)
-    flat = windows.reshape(*windows.shape[:2], -1, 3)
-    centre = np.median(flat, axis=2)
-    total = np.minimum(np.linalg.norm(flat - centre[:, :, None], axis=3), COLOUR_CAP).sum(axis=2)
+    flat = windows.reshape(*windows.shape[:3], CELLS * CELLS)  # (dy, dx, channel, cell)
+    total = _capped_spread(flat)
     fits = []
-    for kinds in LAYOUT_KINDS:
-        within = 0.0
-        for mask in kinds:
-            members = windows[:, :, mask]
-            spread = np.linalg.norm(members - np.median(members, axis=2, keepdims=True), axis=3)
-            within = within + np.minimum(spread, COLOUR_CAP).sum(axis=2)
+    for kinds in LAYOUT_CELLS:
+        within = sum(_capped_spread(flat[..., cells]) for cells in kinds)
         fits.append(1 - within / (total + 1e-6))
     return np.array(fits)
+
+
+def _capped_spread(values):
+    """Sum over the last axis of each colour's distance (channels on the axis before) from
+    their median, capped at COLOUR_CAP."""
+    middle = values.shape[-1] // 2  # the upper median: one partition instead of two
+    centre = np.partition(values, middle, axis=-1)[..., middle:middle + 1]
+    diff = values - centre
+    distance = np.sqrt(np.einsum("...cn,...cn->...n", diff, diff))
+    return np.minimum(distance, COLOUR_CAP).sum(axis=-1)
+
+
+POLISH_BELOW = 0.5  # line quality below which the colour polish has the last word
+POLISH_INSET = 0  # px; the polish compares whole cells: their means change at once when moved
+POLISH_STEPS = (0.2, 0.1, 0.05)  # cells a corner is moved by in the colour polish, coarse to fine
+POLISH_SWEEPS = 2  # sweeps over the corners per step
+
+
+def _polish_by_layout(levels, corners):
+    """Move each corner in turn, in shrinking steps, to where the premium layout explains the
+    cell colours best: for a grid whose lines are too faint or blurred to snap to (the layout
+    fit drops as soon as cells slide onto their neighbours)."""
+    source, factor = _level_for(levels, _rescale(corners, 1.0, levels[-1][1]), LAYOUT_CELL)
+    points = _rescale(corners, 1.0, factor)
+    best = _misfit(source, points, POLISH_INSET)
+    cell = _cell_size(points)
+    for step in POLISH_STEPS:
+        for _ in range(POLISH_SWEEPS):
+            moved = False
+            for index in np.ndindex(4, 2):
+                for sign in (-1, 1):
+                    trial = points.copy()
+                    trial[index] += sign * step * cell
+                    misfit = _misfit(source, trial, POLISH_INSET)
+                    if misfit < best:
+                        best, points, moved = misfit, trial, True
+            if not moved:
+                break
+    return _rescale(points, factor, 1.0)
+
+
+def _misfit(image, corners, inset=None) -> float:
+    """1 - share of the grid's cell colour spread the better-fitting premium layout explains
+    (as _layout_shift measures it, or over cells less `inset` px of LAYOUT_CELL each side)."""
+    view, _ = _grid_view(image, corners, LAYOUT_CELL, 0)
+    return 1 - float(_layout_fits(_cell_colours(view, LAYOUT_CELL, 0, inset=inset)).max())
 
 
 def _shifted(corners, shift):
@@ -710,8 +894,8 @@ def _shifted(corners, shift):
 # --- final checks -------------------------------------------------------------------------------
 
 
-def _checked_location(image, small, scale, corners, quality) -> Location:
-    height, width = image.shape[:2]
+def _checked_location(levels, corners, quality) -> Location:
+    height, width = levels[0][0].shape[:2]
     corners = order_corners(corners)
     cell = _cell_size(corners)
     slack = CUT_OFF_TOLERANCE * cell
@@ -720,11 +904,11 @@ def _checked_location(image, small, scale, corners, quality) -> Location:
     if outside.any():
         raise PhotoError("board cut off at the photo's edge")
     smallest = _smallest_cell(corners)
-    if smallest < MIN_CELL_PX:
+    if smallest < MIN_CELL_PX * (1 - SIDE_ERROR):
         raise PhotoError(f"board too small to read (cells of {smallest:.0f} px)")
-    # the shrunk copy shows edge widths as well once its cells are large enough, and is faster
-    source, factor = (small, 1 / scale) if cell / scale >= EDGE_VIEW_CELL else (image, 1.0)
-    width_cells = _edge_width(source, corners * factor)
+    # a shrunk copy shows edge widths as well once its cells are large enough, and is faster
+    source, factor = _level_for(levels, _rescale(corners, 1.0, levels[-1][1]), EDGE_VIEW_CELL)
+    width_cells = _edge_width(source, _rescale(corners, 1.0, factor))
     if width_cells > MAX_EDGE_WIDTH:
         raise PhotoError("board too blurred")
     return Location(corners=np.float32(corners), cell_px=cell, quality=quality)
@@ -741,8 +925,16 @@ def _edge_width(image, corners) -> float:
     cell = int(max(8, min(16, _cell_size(corners))))  # 16 px per cell resolve 0.1-cell edges
     view, _ = _grid_view(image, corners, cell, 0)
     grey = cv2.cvtColor(view, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    grad = np.hypot(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3),
-                    cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)) / 8
-    steepest = float(np.percentile(grad, 99))
-    contrast = float(np.percentile(grey, 97) - np.percentile(grey, 3))
-    return contrast / (steepest + 1e-6) / cell
+    grad = cv2.magnitude(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3),
+                         cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)) / 8
+    steepest = _percentiles(grad, [99])[0]
+    dark, light = _percentiles(grey, [3, 97])
+    return (light - dark) / (steepest + 1e-6) / cell
+
+
+def _percentiles(values: np.ndarray, shares) -> list[float]:
+    """Nearest-rank percentiles: one partition, cheaper than np.percentile's interpolation."""
+    flat = values.ravel()
+    ranks = [min(len(flat) - 1, int(share / 100 * len(flat))) for share in shares]
+    ordered = np.partition(flat, ranks)
+    return [float(ordered[rank]) for rank in ranks]
