@@ -93,6 +93,27 @@ def test_small_blurred_board_is_found_by_its_premium_squares():
     assert corner_error(where.corners, truth) < QUARTER_CELL  # every cell read from its square
 
 
+def test_small_turned_board_on_wood_at_the_photo_edge():
+    # Wood grain runs one way all over the photo: its segments hid the directions of a small
+    # board turned 18° from it (a wrong grid was read). Only the board's lines cross each other
+    # everywhere, so the lattice is looked for there too. The board's frame is cut off by the
+    # photo's edge, the grid is not: that is no reason to refuse the photo.
+    from vision.render import _background
+
+    shot = render_photo(PLAYED, seed=5, style="erudit-cream", pose="frontal", clutter=False)
+    top = rectify(shot.image, shot.corners, cell_px=32, margin=1.0)  # the board with its frame
+    canvas = _background(np.random.default_rng(14), 900, 1500)  # wood, grain across
+    turn = np.radians(18)
+    rotation = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+    square = np.float32([[0, 0], [17, 0], [17, 17], [0, 17]])
+    placed = (square - 8.5) @ rotation.T * 22 + np.float32([228, 1250])  # cells of 22 px
+    warp = cv2.getPerspectiveTransform(square * 32, np.float32(placed))
+    cv2.warpPerspective(top, warp, (900, 1500), dst=canvas, borderMode=cv2.BORDER_TRANSPARENT)
+    truth = cv2.perspectiveTransform((square[None] * 15 / 17 + 1) * 32, warp)[0]
+    assert truth.min() > 0 and placed[:, 0].min() < 0  # the grid is inside, the frame is not
+    assert corner_error(locate_board(canvas).corners, truth) < TOLERANCE
+
+
 def test_photo_already_cropped_to_the_grid():
     shot = render_photo(EMPTY, seed=2, style="erudit-black", pose="frontal", clutter=False)
     top = rectify(shot.image, shot.corners, cell_px=48, margin=0)  # exactly the 15×15 grid

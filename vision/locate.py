@@ -8,7 +8,9 @@ The search runs on a copy shrunk to about WORK_SIDE pixels (a large photo is hal
 first: cheap). A first guess comes from the line segments (two families through their vanishing
 points, a comb of 16 equally spaced lines fitted to each), looked for on a small copy first and
 on larger ones only while unsure; when still unsure, outline candidates (board edges, frames,
-the photo's own border) and other pairs of segment directions are tried too. Each guess is moved
+the photo's own border), other pairs of segment directions, and the segments of each place
+where many of them cross (a small board on striped wood or cloth) are tried too; the premium
+layout sizes a guess from those whose comb missed the period. Each guess is moved
 by whole cells onto the grid whose cell colours the premium layout (Эрудит or English, both
 symmetric) explains best, so a printed margin or a row of tiles taken for a row of cells is
 caught, then refined against the grid lines themselves (a homography through where each line
@@ -33,6 +35,9 @@ SIDE_ERROR = 0.05  # share a found side may be off by (a blurred board): not hel
 MIN_QUALITY = 0.3  # share of grid-line pieces that must stand out from the cells beside them
 LAYOUT_FOUND_MISFIT = 0.7  # ... unless the premium layout explains the cell colours this well
 # (faint or blurred lines; a texture or clutter leaves a misfit near 1)
+LAYOUT_MISSING = 0.95  # misfit of a grid whose cells show no trace of the layout: one with
+# lines of middling quality (below POLISH_BELOW) and this misfit is sheared across the board
+# (rendered boards fit at ≤ 0.8, real boards late in a game at ≤ 0.85)
 EDGE_VIEW_CELL = 16  # px per cell in the shrunk copy enough to measure edge widths on it
 MAX_EDGE_WIDTH = 0.6  # cells; edges this soft (blur σ ≈ 0.25 cell) leave letters unreadable
 BLURRED_PHOTO_PX = 12.0  # px at WORK_SIDE; a photo whose sharpest edges are this soft is blurred
@@ -63,7 +68,7 @@ def locate_board(image: np.ndarray) -> Location:
     levels = _pyramid(image)
     small = levels[-1][0]
     best = _search(levels)
-    if best is None or (best[2] < MIN_QUALITY and best[3] > LAYOUT_FOUND_MISFIT):
+    if not _plausible(best):
         blurred = BLURRED_PHOTO_PX * max(small.shape[:2]) / WORK_SIDE
         if _soft_edges_px(small) > blurred:  # nothing found, and nothing is sharp
             raise PhotoError("board too blurred")
@@ -87,7 +92,7 @@ def _search(levels):
     """Best (corners, score, quality, misfit) from the line lattice, found first on small copies
     (enough for a board that fills much of the photo, and cheap), then on a larger one, and
     from outlines when still unsure."""
-    small = levels[-1][0]
+    small, scale = levels[-1]
     best = segments = None
     for side in LSD_SIDES:
         segments = _segments(small, side)
@@ -105,9 +110,27 @@ def _search(levels):
     others = _lattices(segments, [(0, 2), (1, 2)])
     if others:
         guesses.append(min(others, key=lambda corners: _layout_shift(small, corners)[1]))
+    for subset in _grid_regions(segments, small.shape):
+        for corners in _lattices(subset, [(0, 1)]):
+            # a comb whose period is off leaves the premium squares in the wrong cells
+            if _layout_shift(small, corners)[1] > SURE_MISFIT:
+                corners = _polish_by_layout(levels, _rescale(_layout_scaled(small, corners),
+                                                             scale, 1.0))
+                corners = _rescale(corners, 1.0, scale)
+            guesses.append(corners)
     for corners in guesses:
         best = _better(best, _fitted(levels, corners))
     return best
+
+
+def _plausible(fitted) -> bool:
+    """Whether a fit may be the board: its lines stand out, or the premium layout explains its
+    cell colours; a grid sheared across a board or a texture does neither well."""
+    if fitted is None:
+        return False
+    _, _, quality, misfit = fitted
+    return not ((quality < MIN_QUALITY and misfit > LAYOUT_FOUND_MISFIT)
+                or (quality < POLISH_BELOW and misfit > LAYOUT_MISSING))
 
 
 def _sure(fitted) -> bool:
@@ -115,7 +138,10 @@ def _sure(fitted) -> bool:
 
 
 def _better(best, fitted):
-    if fitted is not None and (best is None or fitted[1] > best[1]):
+    """The higher-scoring fit, a plausible one before any other."""
+    if fitted is None:
+        return best
+    if best is None or (_plausible(fitted), fitted[1]) > (_plausible(best), best[1]):
         return fitted
     return best
 
@@ -386,6 +412,77 @@ def _vanishing_point(ends, vectors, lengths, rng):
     _, basis = np.linalg.eigh(weighted.T @ weighted)
     point = basis[:, 0]
     return np.array([point[0] * scale, point[1] * scale, point[2]])
+
+
+GRID_BIN = 8  # px of the shrunk photo per cell of the map of where segments cross
+GRID_BLUR = 3.0  # map cells; spreads each segment over a couple of board cells around it
+DIRECTIONS = 12  # direction bins of 15° in that map
+CROSSING_BINS = 3  # bins (45°) another direction must differ by to count as crossing
+GRID_SHARE = 0.3  # share of the map's peak a place must reach to be looked at
+GRID_REGIONS = 3  # places looked at, the strongest first
+SAME_REGION = 0.5  # share of a place inside a stronger one: the same place seen another way
+
+
+def _grid_regions(segments, shape) -> list[tuple]:
+    """The segments of each of the few places where many segments of one direction are crossed
+    by many of another, the strongest first. Stripes of a cloth or of wood run one way: over a
+    whole photo they can outweigh the lines of a small board and hide its directions. Planks
+    crossed by grain cross too, but at other directions than a turned board, so each direction
+    is mapped apart."""
+    if segments is None:
+        return []
+    ends, _, _, _, centre, _ = segments
+    crossing = _crossing_maps(segments, shape)
+    found = []
+    for direction in crossing:
+        mask = (direction > GRID_SHARE * crossing.max()).astype(np.uint8)
+        count, labels = cv2.connectedComponents(mask)
+        weights = np.bincount(labels.ravel(), weights=direction.ravel(), minlength=count)
+        found.extend((weights[label], labels == label) for label in range(1, count))
+    found.sort(key=lambda item: -item[0])
+    mids = ((ends[:, 0] + ends[:, 1]) / 2 + centre) / GRID_BIN
+    rows = np.clip(mids[:, 1].astype(int), 0, crossing.shape[1] - 1)
+    columns = np.clip(mids[:, 0].astype(int), 0, crossing.shape[2] - 1)
+    kept, subsets = [], []
+    for _, region in found:
+        if any((region & other).sum() > SAME_REGION * region.sum() for other in kept):
+            continue
+        kept.append(region)
+        inside = cv2.dilate(region.astype(np.uint8), np.ones((5, 5), np.uint8))[rows, columns] > 0
+        if inside.sum() >= 20:
+            subsets.append(_segments_where(segments, inside))
+        if len(kept) == GRID_REGIONS:
+            break
+    return subsets
+
+
+def _segments_where(segments, keep):
+    ends, vectors, lengths, angles, centre, smallest = segments
+    return ends[keep], vectors[keep], lengths[keep], angles[keep], centre, smallest
+
+
+def _crossing_maps(segments, shape) -> np.ndarray:
+    """(direction, y, x) per GRID_BIN cell of the shrunk photo: the segment length nearby in
+    that direction, capped by that in the strongest direction crossing it by at least 45°."""
+    ends, vectors, lengths, angles, centre, _ = segments
+    height, width = shape[0] // GRID_BIN + 1, shape[1] // GRID_BIN + 1
+    # sample each segment every half bin, so that a long line counts all along its length
+    counts = np.ceil(lengths / (GRID_BIN / 2)).astype(int) + 1
+    owner = np.repeat(np.arange(len(lengths)), counts)
+    along = (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts) + 0.5) / \
+        counts[owner]
+    points = (ends[owner, 0] + vectors[owner] * along[:, None] + centre) / GRID_BIN
+    bins = np.round(angles / (180 / DIRECTIONS)).astype(int) % DIRECTIONS
+    density = np.zeros((DIRECTIONS, height, width), np.float32)
+    np.add.at(density, (bins[owner], np.clip(points[:, 1].astype(int), 0, height - 1),
+                        np.clip(points[:, 0].astype(int), 0, width - 1)), (lengths / counts)[owner])
+    density = np.stack([cv2.GaussianBlur(part, (0, 0), GRID_BLUR) for part in density])
+    density = (np.roll(density, 1, 0) + 2 * density + np.roll(density, -1, 0)) / 4  # perspective
+    crossing = np.empty_like(density)
+    for direction in range(DIRECTIONS):
+        others = [(direction + k) % DIRECTIONS for k in range(CROSSING_BINS, DIRECTIONS - CROSSING_BINS + 1)]
+        crossing[direction] = np.minimum(density[direction], density[others].max(axis=0))
+    return crossing
 
 
 def _comb_lattice(ends, lengths, families, points, centre, smallest):
@@ -797,6 +894,45 @@ def _layout_shift(image, corners):
     return (0, 0), 1 - float(fits[MAX_SHIFT, MAX_SHIFT])
 
 
+SCALES = 1.25 ** np.linspace(-1, 1, 9)  # sizes, against the guess, of the grids tried per axis
+FINE_SCALES = (1.25 ** 0.125, 1.25 ** 0.0625)  # steps of the search around the best of those
+SCALE_CELL = 8  # px per guessed cell of the view the scaled grids are read from
+SCALE_MARGIN = 6  # guessed cells around it: room for the largest grid shifted by MAX_SHIFT
+
+
+def _layout_scaled(image, corners):
+    """The grid, of the same perspective as `corners` but up to a quarter smaller or larger
+    along each axis and shifted by up to MAX_SHIFT cells, whose cell colours the premium layout
+    explains best. The comb can miss the period of faint lines (a cream board seen steeply),
+    while the vanishing points that set the perspective hold."""
+    view, _ = _grid_view(image, corners, SCALE_CELL, SCALE_MARGIN)
+    view = cv2.blur(view, (SCALE_CELL // 2 + 1,) * 2)  # ≈ the mean of a cell's middle half
+    sizes = np.stack(np.meshgrid(SCALES, SCALES), axis=-1).reshape(-1, 2)
+    size, shift = _best_scaled(view, sizes)
+    for step in FINE_SCALES:
+        size, shift = _best_scaled(view, size * step ** np.stack(
+            np.meshgrid([-1, 0, 1], [-1, 0, 1]), axis=-1).reshape(-1, 2))
+    low = CELLS / 2 + (np.array(shift) - CELLS / 2) * size
+    high = low + CELLS * size
+    square = np.float32([[[low[0], low[1]], [high[0], low[1]], [high[0], high[1]], [low[0], high[1]]]])
+    return cv2.perspectiveTransform(square, grid_homography(corners))[0]
+
+
+def _best_scaled(view, sizes):
+    """Of grids `sizes` (x, y) times the guessed one, read from the cell centres of the blurred
+    view of _layout_scaled: the size and (dx, dy) shift the premium layout fits best."""
+    steps = np.arange(-MAX_SHIFT, CELLS + MAX_SHIFT) + 0.5 - CELLS / 2
+    centre = (SCALE_MARGIN + CELLS / 2) * SCALE_CELL - 0.5
+    xs, ys = (centre + np.outer(sizes[:, axis], steps) * SCALE_CELL for axis in (0, 1))
+    count = len(steps)  # each grid's cells are one count × count block of rows of the maps
+    map_x = np.float32(np.repeat(xs[:, None, :], count, axis=1).reshape(-1, count))
+    map_y = np.float32(np.repeat(ys[:, :, None], count, axis=2).reshape(-1, count))
+    colours = _weighted_lab(np.float32(cv2.remap(view, map_x, map_y, cv2.INTER_LINEAR)))
+    fits = _layout_fits(colours.reshape(len(sizes), count, count, 3)).max(axis=0)
+    index, dy, dx = np.unravel_index(int(np.argmax(fits)), fits.shape)
+    return sizes[index], (int(dx) - MAX_SHIFT, int(dy) - MAX_SHIFT)
+
+
 def _cell_colours(view, cell, margin, strips=False, inset=None):
     """Lab colour (lightness weighted) of the mean of the middle half of each cell (or of all
     but `inset` px at each side) of a top-down view with `cell` px per cell and `margin` cells
@@ -826,11 +962,11 @@ def _weighted_lab(bgr: np.ndarray) -> np.ndarray:
 
 
 def _layout_fits(colours):
-    """(layout, dy, dx) share of the colour spread of every 15×15 window of `colours` that the
-    layout's kinds explain (1 - within / total), each cell's distance capped so that tiles count
-    like any other misfit."""
-    windows = np.lib.stride_tricks.sliding_window_view(colours, (CELLS, CELLS), axis=(0, 1))
-    flat = windows.reshape(*windows.shape[:3], CELLS * CELLS)  # (dy, dx, channel, cell)
+    """(layout, ..., dy, dx) share of the colour spread of every 15×15 window of `colours`
+    (..., rows, columns, channel) that the layout's kinds explain (1 - within / total), each
+    cell's distance capped so that tiles count like any other misfit."""
+    windows = np.lib.stride_tricks.sliding_window_view(colours, (CELLS, CELLS), axis=(-3, -2))
+    flat = windows.reshape(*windows.shape[:-2], CELLS * CELLS)  # (..., dy, dx, channel, cell)
     total = _capped_spread(flat)
     fits = []
     for kinds in LAYOUT_CELLS:
@@ -853,15 +989,19 @@ POLISH_BELOW = 0.5  # line quality below which the colour polish has the last wo
 POLISH_INSET = 0  # px; the polish compares whole cells: their means change at once when moved
 POLISH_STEPS = (0.2, 0.1, 0.05)  # cells a corner is moved by in the colour polish, coarse to fine
 POLISH_SWEEPS = 2  # sweeps over the corners per step
+POLISH_GAIN = 0.03  # misfit the polish must take off for its grid to be kept
 
 
 def _polish_by_layout(levels, corners):
     """Move each corner in turn, in shrinking steps, to where the premium layout explains the
     cell colours best: for a grid whose lines are too faint or blurred to snap to (the layout
-    fit drops as soon as cells slide onto their neighbours)."""
+    fit drops as soon as cells slide onto their neighbours). A grid the layout fits barely
+    better once moved stays where it was: the fit is flat there (a blurred board seen steeply)
+    and the line fit knows better."""
     source, factor = _level_for(levels, _rescale(corners, 1.0, levels[-1][1]), LAYOUT_CELL)
     points = _rescale(corners, 1.0, factor)
-    best = _misfit(source, points, POLISH_INSET)
+    best = start = _misfit(source, points, POLISH_INSET)
+    first = points
     cell = _cell_size(points)
     for step in POLISH_STEPS:
         for _ in range(POLISH_SWEEPS):
@@ -875,7 +1015,7 @@ def _polish_by_layout(levels, corners):
                         best, points, moved = misfit, trial, True
             if not moved:
                 break
-    return _rescale(points, factor, 1.0)
+    return _rescale(points if best < start - POLISH_GAIN else first, factor, 1.0)
 
 
 def _misfit(image, corners, inset=None) -> float:
