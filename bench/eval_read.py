@@ -2,6 +2,7 @@
 
     python -m bench.eval_read                       # all three sets, real photos also turned
     python -m bench.eval_read --sets synthetic --synthetic 60
+    python -m bench.eval_read --model /tmp/m/tiles.onnx   # a candidate instead of the bundled one
 
 Real photos live in ../shared/external (measurement only; sets that are absent are skipped).
 Per-cell accuracy counts the 225 cells of each upright reading against the hand label.
@@ -17,9 +18,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+import vision.read
 from engine.errors import PhotoError
 from models.dataset import EVAL_SEEDS, random_board
-from vision.classifier import CYRILLIC, LATIN
+from vision.classifier import CYRILLIC, LATIN, load_model
 from vision.locate import Location
 from vision.read import COLUMNS, read_board, read_grid
 from vision.render import STYLES, render_photo
@@ -120,13 +122,23 @@ def _synthetic_rules(style: str, rng) -> tuple[str, str]:
     return (LATIN, "scrabble") if rng.random() < 0.7 else (CYRILLIC, "scrabble-ru")
 
 
+def use_model(path: Path) -> None:
+    """Make read_board use the classifier at `path` (read.py looks load_model up by name)."""
+    model = load_model(str(path))
+    vision.read.load_model = lambda path=None: model
+    print(f"model {path}: {model.meta.get('command', '?')}", flush=True)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="real,jheidel,synthetic")
     parser.add_argument("--synthetic", type=int, default=40, help="held-out renders to read")
     parser.add_argument("--no-turns", action="store_true", help="real photos only as taken")
+    parser.add_argument("--model", type=Path, help="an .onnx (with its .json) to measure instead")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
+    if args.model is not None:
+        use_model(args.model)
     sets = args.sets.split(",")
     tallies = []
     if "real" in sets:

@@ -65,12 +65,13 @@ def _alphabet(style: str, rng: np.random.Generator) -> str:
     return LATIN
 
 
-def shot_samples(seed: int, fonts: str = "train", jitter: bool = True):
-    """Crops (n, 48, 48, 3) uint8 and glyph labels (n,) from one rendered photo."""
+def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: bool = False):
+    """Crops (n, 48, 48, 3) uint8 and glyph labels (n,) from one rendered photo; `variety`
+    renders the box's letters bolder, thinner, condensed or slanted (render_photo's GlyphStyle)."""
     rng = np.random.default_rng(seed)
     style = STYLES[int(rng.integers(len(STYLES)))]
     board = random_board(rng, _alphabet(style, rng))
-    shot = render_photo(board, seed=seed, style=style, fonts=fonts)
+    shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety)
     cell = _cell_size(shot.corners)
     variants = [shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32)]
     if jitter:
@@ -162,14 +163,14 @@ def _located(shot, cell: float) -> np.ndarray:
 
 def _work(args):
     cv2.setNumThreads(1)
-    seed, fonts, jitter = args
-    return shot_samples(seed, fonts, jitter)
+    return shot_samples(*args)
 
 
-def generate(seeds, *, fonts: str = "train", workers: int = 1, jitter: bool = True):
+def generate(seeds, *, fonts: str = "train", workers: int = 1, jitter: bool = True,
+             variety: bool = False):
     """All crops and labels of the given render seeds, in seed order; prints progress."""
     seeds = list(seeds)
-    jobs = [(s, fonts, jitter) for s in seeds]
+    jobs = [(s, fonts, jitter, variety) for s in seeds]
     crops, labels = [], []
     start = time.time()
     with multiprocessing.get_context("fork").Pool(workers) as pool:

@@ -1,7 +1,7 @@
 """Train the tile classifier on rendered photos only, and export it to ONNX.
 
-    python -m models.train --seed 1 --out models/            # the shipped model
-    python -m models.train --seed 1 --out /tmp/m --shots 200  # a quick smoke run
+    python -m models.train --seed 1 --out models/            # the shipped model (~80 min)
+    python -m models.train --seed 1 --out /tmp/m --shots 100 --epochs 1  # a quick smoke run
 
 The data come from models.dataset (renderer → corners → rectify → the cutter's crops), seeded
 by --seed; no real photo is ever used. Prints progress; writes tiles.onnx and tiles.json.
@@ -26,7 +26,7 @@ from vision.classifier import BLANK, EMPTY, GLYPHS, MODEL_NAME, STAR, TURNED
 
 MEAN, STD = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)
 TURNED_SHARE = 0.12  # share of letter tiles shown turned 90/180/270 as the '~' class
-WIDTH = 16  # channels of the stem; the embedding has 8×WIDTH
+WIDTH = 20  # channels of the stem; the embedding has 8×WIDTH
 
 
 def _conv(cin: int, cout: int, kernel: int = 3, stride: int = 1) -> list[nn.Module]:
@@ -119,10 +119,10 @@ def normalise(x: torch.Tensor) -> torch.Tensor:
 
 
 def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batch: int = 128,
-          lr: float = 3e-3, val: tuple | None = None) -> TileNet:
+          lr: float = 3e-3, val: tuple | None = None, width: int = WIDTH) -> TileNet:
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    model = TileNet()
+    model = TileNet(width=width)
     data, target = torch.from_numpy(crops), torch.from_numpy(labels.astype(np.int64))
     steps = epochs * math.ceil(len(data) / batch)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
@@ -182,16 +182,18 @@ def export(model: TileNet, out: Path, meta: dict) -> Path:
     return path
 
 
-def training_data(seed: int, shots: int, workers: int, cache: Path | None):
+def training_data(seed: int, shots: int, workers: int, cache: Path | None, variety: bool = False):
     """Crops of `shots` rendered photos from the seed's own range, and a small validation set."""
-    file = cache / f"crops_seed{seed}_shots{shots}.npz" if cache else None
+    name = f"crops_seed{seed}_shots{shots}{'_variety' if variety else ''}.npz"
+    file = cache / name if cache else None
     if file is not None and file.exists():
         with np.load(file) as saved:
             return saved["crops"], saved["labels"], (saved["val_crops"], saved["val_labels"])
     first = TRAIN_SEEDS.start + seed * 100_000
-    crops, labels = generate(range(first, first + shots), fonts="train", workers=workers)
+    crops, labels = generate(range(first, first + shots), fonts="train", workers=workers,
+                             variety=variety)
     val = generate(range(first + shots, first + shots + max(shots // 20, 4)), fonts="train",
-                   workers=workers)
+                   workers=workers, variety=variety)
     if file is not None:
         file.parent.mkdir(parents=True, exist_ok=True)
         np.savez(file, crops=crops, labels=labels, val_crops=val[0], val_labels=val[1])
@@ -202,8 +204,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path("models"))
-    parser.add_argument("--shots", type=int, default=1000, help="rendered photos to cut")
+    parser.add_argument("--shots", type=int, default=1500, help="rendered photos to cut")
     parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--width", type=int, default=WIDTH, help="channels of the stem")
+    parser.add_argument("--variety", action=argparse.BooleanOptionalAction, default=True,
+                        help="vary the letters' weight, width and slant per rendered box")
     parser.add_argument("--workers", type=int, default=2)
     # One thread: on a shared 2-core machine two OpenMP threads ran 7× slower than one.
     parser.add_argument("--threads", type=int, default=1)
@@ -211,19 +216,21 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     t0 = time.time()
-    crops, labels, val = training_data(args.seed, args.shots, args.workers, args.cache)
+    crops, labels, val = training_data(args.seed, args.shots, args.workers, args.cache,
+                                       args.variety)
     data_s = time.time() - t0
     print(f"data: {len(crops)} crops from {args.shots} shots in {data_s:.0f}s", flush=True)
     t1 = time.time()
-    model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val)
+    model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val, width=args.width)
     train_s = time.time() - t1
     meta = {"seed": args.seed, "shots": args.shots, "crops": int(len(crops)),
-            "epochs": args.epochs, "width": WIDTH,
+            "epochs": args.epochs, "width": args.width, "variety": args.variety,
             "params": sum(p.numel() for p in model.parameters()),
             "val_accuracy": round(accuracy(model, *val), 5),
             "data_seconds": round(data_s), "train_seconds": round(train_s),
             "command": f"python -m models.train --seed {args.seed} --shots {args.shots} "
-                       f"--epochs {args.epochs} --out models/"}
+                       f"--epochs {args.epochs} --width {args.width}"
+                       f"{'' if args.variety else ' --no-variety'} --out models/"}
     path = export(model, args.out, meta)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB), val acc {meta['val_accuracy']}")
 

@@ -139,12 +139,41 @@ def _raster(path: str, text: str) -> tuple[np.ndarray, int, int]:
 
 
 @lru_cache(maxsize=20000)
-def _glyph(path: str, text: str, cap_px: int) -> tuple[np.ndarray, float, float]:
-    """Ink mask of text scaled so a capital is cap_px tall, with its pen offset."""
-    arr, dx, dy = _raster(path, text)
+def _glyph(path: str, text: str, cap_px: int, form: tuple = (0, 1.0, 0.0)) -> tuple[np.ndarray, float, float]:
+    """Ink mask of text scaled so a capital is cap_px tall, with its pen offset.
+
+    `form` = (weight px at GLYPH_BASE, horizontal stretch, italic shear) of a GlyphStyle.
+    """
+    arr, dx, dy = _raster(path, text) if form == (0, 1.0, 0.0) else _formed_raster(path, text, form)
     k = cap_px / _cap_height(path)
     w, h = max(1, round(arr.shape[1] * k)), max(1, round(arr.shape[0] * k))
     return cv2.resize(arr, (w, h), interpolation=cv2.INTER_AREA), dx * k, dy * k
+
+
+@lru_cache(maxsize=4096)
+def _formed_raster(path: str, text: str, form: tuple) -> tuple[np.ndarray, int, int]:
+    """_raster made bolder or thinner, condensed or widened and slanted: unseen fonts differ
+    from the training ones mostly in these ways."""
+    arr, dx, dy = _raster(path, text)
+    weight, stretch, shear = form
+    if weight < 0:  # thinning must not break the strokes: keep at least 2 px of half-stroke
+        half = cv2.distanceTransform((arr > 127).astype(np.uint8), cv2.DIST_L2, 3).max()
+        weight = -min(-weight, max(0, int(half) - 2))
+    pad = abs(weight) + 2
+    arr = cv2.copyMakeBorder(arr, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=0)
+    if weight:
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * abs(weight) + 1,) * 2)
+        arr = (cv2.dilate if weight > 0 else cv2.erode)(arr, kernel)
+    h, w = arr.shape
+    extra = int(math.ceil(abs(shear) * h))
+    # x' = stretch·x + shear·(h − y): the top leans right for a positive shear, baseline fixed
+    m = np.float32([[stretch, -shear, shear * h + (extra if shear < 0 else 0)], [0, 1, 0]])
+    arr = cv2.warpAffine(arr, m, (int(math.ceil(w * stretch)) + extra, h), flags=cv2.INTER_LINEAR)
+    ys, xs = np.nonzero(arr)
+    if len(xs) == 0:
+        return np.zeros((1, 1), np.uint8), 0, 0
+    arr = arr[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
+    return arr, int(round(dx * stretch)), dy - pad + int(ys.min())
 
 
 def _stamp(dst: np.ndarray, mask: np.ndarray, x: float, y: float, color, alpha=1.0):
@@ -371,27 +400,57 @@ def _draw_asterisk(face, s, color, rng):
 
 
 def _print_letter(face, ch, s, look: Look, font):
+    g = look.extras.get("glyph", PLAIN_GLYPHS)
     cap = max(4, int(look.letter_size * s))
     value = str(TILE_VALUES.get(ch, 0))
-    vcap = max(3, int(look.value_size * s))
-    mask, _, dy = _glyph(font, ch, cap)
-    vmask, _, vdy = _glyph(font, value, vcap)
-    gap = s * 0.03
+    vcap = max(3, int(look.value_size * g.value_scale * s))
+    mask, _, dy = _glyph(font, ch, cap, g.form)
+    vmask, _, vdy = _glyph(font, value, vcap, g.form)
+    gap = s * g.value_gap
     room = s * (0.9 if look.value_near else 0.72)
     need = mask.shape[1] + (gap + vmask.shape[1] if look.value_near else 0)
     if need > room:  # wide letter (Ж, Ш, Ю, W) or "10": shrink to stay on the tile
         k = room / need
         cap, vcap = max(4, int(cap * k)), max(3, int(vcap * max(k, 0.8)))
-        mask, _, dy = _glyph(font, ch, cap)
-        vmask, _, vdy = _glyph(font, value, vcap)
-    base_y = s / 2 + cap / 2  # baseline that centres a capital vertically
+        mask, _, dy = _glyph(font, ch, cap, g.form)
+        vmask, _, vdy = _glyph(font, value, vcap, g.form)
+    base_y = s / 2 + cap / 2 + g.shift[1] * s  # baseline that centres a capital vertically
     if look.value_near:
-        x = max(s * 0.04, (s - mask.shape[1] - gap - vmask.shape[1]) / 2)
+        x = max(s * 0.04, (s - mask.shape[1] - gap - vmask.shape[1]) / 2 + g.shift[0] * s)
         _stamp(face, mask, x, base_y + dy, look.tile_ink)
-        _stamp(face, vmask, x + mask.shape[1] + gap, base_y + s * 0.04 + vdy, look.tile_ink)
+        _stamp(face, vmask, x + mask.shape[1] + gap, base_y + s * g.value_drop + vdy, look.tile_ink)
     else:
-        _stamp(face, mask, (s - mask.shape[1]) / 2 - s * 0.04, base_y - s * 0.03 + dy, look.tile_ink)
+        x = (s - mask.shape[1]) / 2 - s * 0.04 + g.shift[0] * s
+        _stamp(face, mask, x, base_y - s * 0.03 + dy, look.tile_ink)
         _stamp(face, vmask, s * 0.92 - vmask.shape[1], s * 0.9 + vdy, look.tile_ink)
+
+
+@dataclass(frozen=True)
+class GlyphStyle:
+    """How a box's printer drew its tiles' letters and values beyond the font itself."""
+
+    form: tuple = (0, 1.0, 0.0)  # (weight px at GLYPH_BASE, horizontal stretch, italic shear)
+    shift: tuple = (0.0, 0.0)     # letter moved off the tile's centre, fraction of the tile
+    value_gap: float = 0.03       # gap between letter and value (value beside the letter)
+    value_drop: float = 0.04      # value baseline below the letter's
+    value_scale: float = 1.0      # value size relative to the look's
+
+
+PLAIN_GLYPHS = GlyphStyle()
+
+
+def sample_glyph_style(rng: np.random.Generator) -> GlyphStyle:
+    """A random GlyphStyle for training variety; one box in five keeps the font as it is."""
+    if rng.random() < 0.2:
+        return PLAIN_GLYPHS
+    weight = int(rng.choice([-2, -1, 0, 1, 1, 2, 2, 3, 4]))
+    stretch = round(float(np.exp(rng.uniform(-0.22, 0.18))) * 20) / 20
+    shear = round(float(rng.uniform(-0.08, 0.25)) * 20) / 20 if rng.random() < 0.3 else 0.0
+    return GlyphStyle(form=(weight, stretch, shear),
+                      shift=tuple(float(v) for v in rng.uniform(-0.05, 0.05, 2)),
+                      value_gap=float(rng.uniform(-0.01, 0.05)),
+                      value_drop=float(rng.uniform(-0.01, 0.06)),
+                      value_scale=float(rng.uniform(0.8, 1.2)))
 
 
 def _grain_texture(rng, size: int, strength: float) -> np.ndarray:
@@ -796,11 +855,13 @@ def _pick_size(rng) -> tuple[int, int]:
 
 def render_photo(board, *, seed: int, style: str | None = None, layout: list[str] | None = None,
                  fonts: str = "train", size: tuple[int, int] | None = None, clutter: bool = True,
-                 pose: str = "any", box_seed: int | None = None) -> Shot:
+                 pose: str = "any", box_seed: int | None = None, variety: bool = False) -> Shot:
     """A synthetic phone photo of `board` (board text, SPEC §3) with exact ground truth.
 
     `box_seed` fixes the box (font and jittered look) apart from the photo, so several photos
     can show one physical box, as calibration needs; None draws the box from `seed` too.
+    `variety` also draws a random GlyphStyle for the box (bolder, thinner, condensed or
+    slanted letters, values closer or lower): training data only.
 
     >>> shot = render_photo(board, seed=3, style="erudit-black", pose="frontal")
     >>> cv2.imwrite("x.jpg", shot.image)
@@ -821,6 +882,9 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     box_rng = rng if box_seed is None else np.random.default_rng(box_seed)
     font = pool[int(box_rng.integers(len(pool)))]
     look = sample_look(style, box_rng)
+    if variety:  # own random stream: the rest of the photo is the same as without variety
+        box = seed if box_seed is None else box_seed
+        look.extras["glyph"] = sample_glyph_style(np.random.default_rng([box, 0x61F]))
     w, h = size or _pick_size(rng)
     extent = 7.5 + look.margin + look.frame_width
     cam = _sample_camera(rng, pose, extent, w, h)
