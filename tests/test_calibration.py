@@ -88,8 +88,6 @@ def wrong_cells(board) -> int:
     return sum(a != b for x, y in zip(board, BOARD, strict=True) for a, b in zip(x, y, strict=True))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 7 open: with the current model the novel box's "
-                   "profile does not yet beat the general reading")
 def test_profile_reads_the_box_better(box):
     image = cv2.imread(str(box["game"]))
     profile = load_profile("green", box["data"])
@@ -180,8 +178,6 @@ def test_refuses_unknown_corrupt_and_stale_profiles(box, tmp_path):
         load_profile("stale", tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 7 open: with the current model the novel box's "
-                   "profile does not yet beat the general reading")
 def test_cli_calibrate_then_read_with_the_profile(box, tmp_path, capsys):
     data = tmp_path / "data"
     code = main(["calibrate", "--empty", str(box["empty"]), "--alphabet", str(box["alphabet"]),
