@@ -40,15 +40,49 @@ def load_photo(path, reduce: int = 1) -> np.ndarray:
     return image
 
 
-# A photo whose half-size decode still has this long side is read at half size: its board
-# cells stay far above the 32 px the reader works at, and decoding and finding cost half.
-HALF_SIZE_FROM = 2000
+# A photo this long (px) or longer is read at half size: its board cells stay far above the
+# 32 px the reader works at, and decoding and finding cost half.
+HALF_SIZE_FROM = 3200
 
 
 def load_for_reading(path) -> tuple[np.ndarray, float]:
     """Decode a photo at the size reading needs — half size for 12 MP and larger photos — and
-    the factor from its pixels back to the photo's own."""
-    half = load_photo(path, reduce=2)
-    if max(half.shape[:2]) >= HALF_SIZE_FROM:
-        return half, 2.0
-    return load_photo(path), 1.0
+    the factor from its pixels back to the photo's own. The size is taken from the JPEG
+    header, so a photo is decoded once."""
+    size = jpeg_size(path)
+    if size is not None:
+        reduce = 2 if max(size) >= HALF_SIZE_FROM else 1
+        return load_photo(path, reduce=reduce), float(reduce)
+    image = load_photo(path)
+    if max(image.shape[:2]) >= HALF_SIZE_FROM:
+        return cv2.resize(image, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA), 2.0
+    return image, 1.0
+
+
+# JPEG start-of-frame markers (they carry the size); C4, C8 and CC are other tables.
+_FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+def jpeg_size(path) -> tuple[int, int] | None:
+    """(height, width) as stored in a JPEG's header, without decoding; None for other files
+    or a header that cannot be followed (the decoder then says what is wrong)."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(2) != b"\xff\xd8":
+                return None
+            while True:
+                marker = fh.read(2)
+                if len(marker) < 2 or marker[0] != 0xFF:
+                    return None
+                if marker[1] in (0x01, *range(0xD0, 0xD8)):  # markers without a length
+                    continue
+                length = int.from_bytes(fh.read(2), "big")
+                if marker[1] in _FRAMES:
+                    head = fh.read(5)
+                    return (int.from_bytes(head[1:3], "big"), int.from_bytes(head[3:5], "big")) \
+                        if len(head) == 5 else None
+                if length < 2:
+                    return None
+                fh.seek(length - 2, os.SEEK_CUR)
+    except OSError:
+        return None
