@@ -114,6 +114,25 @@ def test_small_turned_board_on_wood_at_the_photo_edge():
     assert corner_error(locate_board(canvas).corners, truth) < TOLERANCE
 
 
+def test_small_board_seen_steeply_on_a_striped_cloth():
+    # Stripes cross the place of a small board too and outweigh its lines there: turned 45° and
+    # seen steeply (its lines meet at 70°), both of its directions are weaker than the stripes',
+    # so the lattice is looked for on the pair of them as well (a grid two cells off was read).
+    shot = render_photo(PLAYED, seed=5, style="erudit-cream", pose="frontal", clutter=False)
+    top = rectify(shot.image, shot.corners, cell_px=32, margin=1.0)  # the board with its frame
+    rows = np.arange(1140)[:, None] + 3 * np.sin(np.arange(1900)[None] / 60)  # wavy stripes
+    stripes = 1 + 0.2 * np.sign(np.sin(2 * np.pi * rows / 26))
+    canvas = np.uint8(np.clip(np.float32([170, 170, 230]) * stripes[..., None], 0, 255))
+    turn = np.radians(45)
+    rotation = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+    square = np.float32([[0, 0], [17, 0], [17, 17], [0, 17]])
+    placed = (square - 8.5) @ rotation.T * np.float32([24, 16.8]) + np.float32([800, 450])
+    warp = cv2.getPerspectiveTransform(square * 32, np.float32(placed))
+    cv2.warpPerspective(top, warp, (1900, 1140), dst=canvas, borderMode=cv2.BORDER_TRANSPARENT)
+    truth = cv2.perspectiveTransform((square[None] * 15 / 17 + 1) * 32, warp)[0]
+    assert corner_error(locate_board(canvas).corners, truth) < TOLERANCE
+
+
 def test_photo_already_cropped_to_the_grid():
     shot = render_photo(EMPTY, seed=2, style="erudit-black", pose="frontal", clutter=False)
     top = rectify(shot.image, shot.corners, cell_px=48, margin=0)  # exactly the 15×15 grid

@@ -111,7 +111,8 @@ def _search(levels):
     if others:
         guesses.append(min(others, key=lambda corners: _layout_shift(small, corners)[1]))
     for subset in _grid_regions(segments, small.shape):
-        for corners in _lattices(subset, [(0, 1)]):
+        # stripes can outweigh a small board's lines even there: pair its next two directions too
+        for corners in _lattices(subset, [(0, 1), (1, 2)]):
             # a comb whose period is off leaves the premium squares in the wrong cells
             if _layout_shift(small, corners)[1] > SURE_MISFIT:
                 corners = _polish_by_layout(levels, _rescale(_layout_scaled(small, corners),
