@@ -3,14 +3,15 @@ already knows (engine.infer). Used by `erudit replay`, `erudit demo` and the web
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from engine.board import Board, cell_name, is_star
-from engine.errors import EruditError, GameError
+from engine.board import EMPTY, Board, cell_name, is_star
+from engine.errors import EruditError, GameError, PhotoError
 from engine.game import Game
 from engine.infer import best_shift, deduce_stars, infer_move, log_probs, temper, tile_fit
 
@@ -116,6 +117,8 @@ def rectified_jpeg(image: np.ndarray, corners) -> bytes:
     """The upright board seen from above, as a JPEG a page can show."""
     from vision.rectify import rectify
 
+    if corners is None:
+        return b""
     top = rectify(image, corners, cell_px=48, margin=RECTIFIED_MARGIN)
     ok, data = cv2.imencode(".jpg", top, [cv2.IMWRITE_JPEG_QUALITY, 85])
     return data.tobytes() if ok else b""
@@ -153,8 +156,9 @@ class Evidence:
 
 
 def replay_photos(game: Game, paths: list[str], profile=None, data=None) -> None:
-    """Play every photo as the next turn of `game` (SPEC §4 replay); a photo that cannot be
-    read is an error naming it."""
+    """Play every photo as the next turn of `game` (SPEC §4 replay). A file that cannot be
+    opened as a photo is an error naming it; so is a photo without a board that the next
+    photo cannot stand in for."""
     from vision.photo import load_for_reading
 
     _replay(game, list(paths), _profile(profile, data), lambda path: load_for_reading(path)[0])
@@ -176,12 +180,38 @@ def _replay(game: Game, sources: list, profile, load) -> None:
             raise GameError(f"{source}: {game._over_message()}")
         window = [photos.reading(game, i)
                   for i in range(index, min(len(sources), index + 1 + LOOKAHEAD))]
+        if isinstance(window[0], Unreadable):
+            _read_from_next(window, len(game.turns) + 1)
         probs = [temper(r.probs, trust(game.board, r), r.labels) for r in window]
         proposal = _proposal(game, photos.image(index), window[0], probs[0], tuple(probs[1:]))
         game.play(proposal.board, sure=proposal.sure, alternatives=proposal.alternatives)
         evidence.add(game, window[0])
         evidence.revise(game, window[0].labels)
         photos.forget(index)
+
+
+@dataclass
+class Unreadable:
+    """A photo of the board in which no board could be found: evidence of nothing, so its
+    move is read from the next photo, which shows this turn's tiles and the next turn's."""
+
+    reason: str
+    labels: list[str]
+    corners = None
+
+    @property
+    def probs(self) -> np.ndarray:
+        probs = np.full((15, 15, len(self.labels)), 0.5 / (len(self.labels) - 1))
+        probs[..., self.labels.index(EMPTY)] = 0.5
+        return probs
+
+
+def _read_from_next(window: list, turn: int) -> None:
+    """Go on past a photo whose board was not found only when the next photo can stand in."""
+    if len(window) < 2 or isinstance(window[1], Unreadable):
+        raise PhotoError(window[0].reason)
+    print(f"erudit: {window[0].reason}; turn {turn} is read from the next photo (unsure)",
+          file=sys.stderr)
 
 
 class _Photos:
@@ -208,8 +238,14 @@ class _Photos:
                     tiles * CLEAR_TILE:
                 self._readings[index] = (reading, tiles)
                 return reading
-        reading = _named(self.sources[index],
-                         lambda: read_aligned(game, self.image(index), self.profile))
+        image = self.image(index)          # a file that is not a photo stops the replay
+        try:
+            reading = _named(self.sources[index],
+                             lambda: read_aligned(game, image, self.profile))
+        except PhotoError as exc:
+            from vision.classifier import labels_for
+
+            reading = Unreadable(str(exc), labels_for(game.ruleset.alphabet))
         self._readings[index] = (reading, tiles)
         return reading
 

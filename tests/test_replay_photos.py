@@ -4,11 +4,13 @@ taken from the other side of the table (synthetic games rendered at test time)."
 import json
 
 import cv2
+import numpy as np
 import pytest
 
 from companion_app.cli import main
 from companion_app.photos import replay_images
 from engine.board import is_star
+from engine.errors import PhotoError
 from engine.game import Game
 from engine.ruleset import load_ruleset
 from vision.synthetic import game_photos
@@ -43,6 +45,23 @@ def test_synthetic_game_replays_exactly(seed, style, players, damage):
         assert same_tiles(turn.board, board), f"turn {turn.number}: {photos.damaged}"
         assert turn.score.total == score, f"turn {turn.number}"
     assert game.totals == photos.totals
+
+
+def test_photo_without_a_board_is_read_from_the_next_one(capsys):
+    photos = game_photos(ERUDIT, seed=9101, turns=6, players=2, style="erudit-black")
+    photos.images[2] = np.full_like(photos.images[2], 128)       # the camera saw only the table
+    game = replayed(photos)
+    assert "turn 3 is read from the next photo" in capsys.readouterr().err
+    assert not game.turns[2].sure
+    assert same_tiles(game.turns[3].board, photos.boards[3])       # both moves are on the board
+    assert [t.sure for t in game.turns[4:]] == [True, True]
+
+
+def test_last_photo_without_a_board_is_an_error():
+    photos = game_photos(ERUDIT, seed=9101, turns=3, players=2, style="erudit-black")
+    photos.images[-1] = np.full_like(photos.images[-1], 128)
+    with pytest.raises(PhotoError, match="no board found"):
+        replayed(photos)
 
 
 def test_replay_photos_json(tmp_path, capsys):
