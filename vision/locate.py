@@ -9,7 +9,8 @@ first: cheap). A first guess comes from the line segments (two families through 
 points, a comb of 16 equally spaced lines fitted to each), looked for on a small copy first and
 on larger ones only while unsure; when still unsure, outline candidates (board edges, frames,
 the photo's own border), other pairs of segment directions, and the segments of each place
-where many of them cross (a small board on striped wood or cloth) are tried too; the premium
+where many of them cross (a small board on striped wood or cloth; on the whole working copy
+too, where a small board's lines show better) are tried too; the premium
 layout sizes a guess from those whose comb missed the period. Each guess is moved
 by whole cells onto the grid whose cell colours the premium layout (Эрудит or English, both
 symmetric) explains best, so a printed margin or a row of tiles taken for a row of cells is
@@ -110,7 +111,7 @@ def _search(levels):
     others = _lattices(segments, [(0, 2), (1, 2)])
     if others:
         guesses.append(min(others, key=lambda corners: _layout_shift(small, corners)[1]))
-    for subset in _grid_regions(segments, small.shape):
+    for subset in _grid_regions(segments, small.shape) + _closer_regions(small):
         # stripes can outweigh a small board's lines even there: pair its next two directions too
         for corners in _lattices(subset, [(0, 1), (1, 2)]):
             # a comb whose period is off leaves the premium squares in the wrong cells
@@ -122,6 +123,14 @@ def _search(levels):
     for corners in guesses:
         best = _better(best, _fitted(levels, corners))
     return best
+
+
+def _closer_regions(small):
+    """_grid_regions of the segments of the whole working copy, when larger than the last LSD
+    side: a small board's lines (cells of ~6 px there) may be lost in the grain around it."""
+    if max(small.shape[:2]) <= LSD_SIDES[-1]:
+        return []
+    return _grid_regions(_segments(small, max(small.shape[:2])), small.shape)
 
 
 def _plausible(fitted) -> bool:
