@@ -195,3 +195,48 @@ def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
     assert jpeg_size(cut) is None
     with pytest.raises(PhotoError, match="cut.jpg: not an image"):
         load_for_reading(cut)
+
+
+def _squares(colour, ink=0.0, seed=0) -> np.ndarray:
+    """225 crops of one flat colour with a little noise; `ink` draws a letter-like bar."""
+    rng = np.random.default_rng(seed)
+    crops = np.clip(np.asarray(colour, np.float32) + rng.normal(0, 2, (GRID * GRID, CROP, CROP, 3)),
+                    0, 255)
+    return crops.astype(np.uint8)
+
+
+def _reading(cells: dict) -> np.ndarray:
+    """Label probabilities (empty first): every cell a clear empty square but `cells`."""
+    probs = np.zeros((GRID * GRID, 6), np.float32)
+    probs[:, 0] = 0.95
+    probs[:, 1:] = 0.05 / 5
+    for cell, row in cells.items():
+        probs[cell] = row
+    return probs
+
+
+def test_a_doubtful_tile_alike_its_own_squares_is_empty():
+    from vision.read import empties_alike
+    kinds = np.array(["."] * (GRID * GRID))
+    crops = _squares((60, 80, 100))
+    crops[40, 18:30, 22:26] = 250  # a white letter on a tile of the board's own colour
+    crops[41] = _squares((160, 90, 40), seed=1)[41]  # a blue tile without a readable letter
+    diffuse = (0.05, 0.2, 0.2, 0.2, 0.2, 0.15)
+    confident, blank = (0.05, 0.9, 0.02, 0.01, 0.01, 0.01), (0.35, 0.6, 0.02, 0.01, 0.01, 0.01)
+    probs = _reading({10: diffuse, 11: blank, 12: confident, 40: diffuse, 41: diffuse})
+    alike = empties_alike(crops, probs, kinds)
+    # a phantom reading (no letter stands out, or nearly empty) of a plain square is empty;
+    # a confident tile, a tile with ink, a tile of another colour stay tiles
+    assert np.flatnonzero(alike).tolist() == [10, 11]
+
+
+def test_alike_compares_squares_of_one_kind_only():
+    from vision.read import empties_alike
+    kinds = np.array(["."] * (GRID * GRID))
+    kinds[:30] = "w"
+    crops = _squares((60, 80, 100))
+    crops[:30] = _squares((40, 40, 200), seed=2)[:30]  # red premium squares
+    crops[50] = crops[5]  # a red-looking cell on a plain square: not like its own kind
+    diffuse = (0.05, 0.2, 0.2, 0.2, 0.2, 0.15)
+    probs = _reading({5: diffuse, 50: diffuse})
+    assert np.flatnonzero(empties_alike(crops, probs, kinds)).tolist() == [5]

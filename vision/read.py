@@ -10,9 +10,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import cv2
 import numpy as np
 
-from engine.ruleset import Ruleset, load_ruleset
+from engine.ruleset import Layout, Ruleset, load_ruleset
 from vision.cells import GRID, board_crops
 from vision.classifier import EMPTY, STAR, labels_for, load_model, masked, star_glyphs
 from vision.locate import Location, locate_board
@@ -25,6 +26,14 @@ TILE = 0.5  # a cell is a tile when the empty class has less than this probabili
 MAYBE_TILE = 0.98  # cells below this empty probability are re-read once the upright is known
 ORIENTATION_TILES = 24  # the clearest tiles are enough to tell which way is up
 COLUMNS = "ABCDEFGHIJKLMNO"
+CLEAR_EMPTY = 0.9  # empty cells this sure are the board's own examples of its squares
+MIN_ALIKE = 4  # fewer clear examples of a kind of square tell nothing about it
+DIFFUSE = 0.3  # a tile whose best letter is below this is not told apart from the rest
+SOME_EMPTY = 0.2  # a tile this likely to be an empty square is in doubt too
+NEIGHBOURS = 6  # a cell is compared with this many nearest clear squares of its kind
+ALIKE_SPREAD = 3.0  # × the squares' own median colour distance from their neighbours
+ALIKE_SLACK = 3.0  # Lab units allowed on top (noise, JPEG)
+CENTRE = slice(14, 34)  # the central 20 px of a crop: inside the cell's 32 px square
 
 
 @dataclass
@@ -80,7 +89,13 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     if profile is not None:
         log_probs = profile.adjust(log_probs, embeddings, load_model().glyphs)
     labels = labels_for(rules.alphabet)
-    probs = masked(log_probs, load_model().label_matrix(labels, stars))
+    matrix = load_model().label_matrix(labels, stars)
+    probs = masked(log_probs, matrix)
+    kinds = np.rot90(premium_kinds(rules.layout), -turns).reshape(-1)
+    alike = empties_alike(crops, probs, kinds)
+    if alike.any():
+        log_probs[alike] = _called_empty(log_probs[alike])
+        probs[alike] = masked(log_probs[alike], matrix)
     grid = np.rot90(probs.reshape(GRID, GRID, -1), turns, axes=(0, 1))
     board = ["".join(labels[i] for i in row) for row in grid.argmax(axis=2)]
     return Reading(
@@ -89,6 +104,68 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
         location=location,
         embeddings=np.ascontiguousarray(np.rot90(embeddings.reshape(GRID, GRID, -1), turns)),
     )
+
+
+def premium_kinds(layout: Layout) -> np.ndarray:
+    """(15, 15) premium code of every cell, the centre a kind of its own."""
+    return np.array([list(row) for row in layout.rows])
+
+
+def empties_alike(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    """Cells read as a doubtful tile (no letter stands out, or the empty square is a close
+    second) whose centre looks like the board's own clear empty
+    squares of their kind nearby (colour and texture): light and print that fool the general
+    model on one square leave the same board's other squares to compare it with.
+    `probs` (N, K) with the empty label first; `crops` and `kinds` (premium codes) in the
+    same cell order, row by row."""
+    empty, best = probs[:, 0], probs.max(axis=1)
+    doubtful = np.flatnonzero((empty < TILE) & ((best < DIFFUSE) | (empty > SOME_EMPTY)))
+    alike = np.zeros(len(probs), bool)
+    if len(doubtful) == 0:
+        return alike
+    looks = _centre_looks(crops)
+    for kind in np.unique(kinds[doubtful]):
+        clear = np.flatnonzero((kinds == kind) & (probs[:, 0] > CLEAR_EMPTY))
+        if len(clear) < MIN_ALIKE:
+            continue
+        usual = _off_neighbours(looks, clear, clear)
+        colour_limit = ALIKE_SPREAD * np.median(usual[:, 0]) + ALIKE_SLACK
+        texture_limit = 1.5 * max(np.quantile(usual[:, 1], 0.95), 0) + ALIKE_SLACK
+        cells = doubtful[kinds[doubtful] == kind]
+        off = _off_neighbours(looks, clear, cells)
+        alike[cells] = (off[:, 0] <= colour_limit) & (off[:, 1] <= texture_limit)
+    return alike
+
+
+def _centre_looks(crops: np.ndarray) -> np.ndarray:
+    """(N, 4): mean Lab colour and lightness spread (ink) of each cell's centre."""
+    inner = np.ascontiguousarray(crops[:, CENTRE, CENTRE])
+    lab = cv2.cvtColor(inner.reshape(-1, inner.shape[2], 3), cv2.COLOR_BGR2LAB)
+    lab = lab.reshape(len(crops), -1, 3).astype(np.float32)
+    return np.column_stack([lab.mean(axis=1), lab[:, :, 0].std(axis=1)])
+
+
+def _off_neighbours(looks: np.ndarray, refs: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """(len(cells), 2): colour distance and extra texture of each cell against the median of
+    its NEIGHBOURS nearest references (itself left out): light changes across a board."""
+    where = np.column_stack(np.divmod(np.arange(GRID * GRID), GRID)).astype(np.float32)
+    out = np.empty((len(cells), 2), np.float32)
+    for k, cell in enumerate(cells):
+        others = refs[refs != cell]
+        near = others[np.argsort(np.abs(where[others] - where[cell]).sum(axis=1))[:NEIGHBOURS]]
+        usual = np.median(looks[near], axis=0)
+        out[k] = np.linalg.norm(looks[cell, :3] - usual[:3]), looks[cell, 3] - usual[3]
+    return out
+
+
+def _called_empty(log_probs: np.ndarray) -> np.ndarray:
+    """Glyph log-probabilities moved to an empty cell at SURE, the rest keeping their ratio."""
+    empty = load_model().glyphs.index(EMPTY)
+    p = np.exp(log_probs)
+    p[:, empty] = 0
+    p *= (1 - SURE) / np.maximum(p.sum(axis=1, keepdims=True), 1e-30)
+    p[:, empty] = SURE
+    return np.log(np.maximum(p, 1e-30))
 
 
 def _crop_shape() -> tuple[int, int, int]:
