@@ -20,8 +20,8 @@ from engine.ruleset import Layout, Ruleset
 from vision.classifier import EMPTY, glyph_of
 
 COLUMNS = "ABCDEFGHIJKLMNO"
-SHRINK = 0.1  # share of the references' covariance replaced by its mean variance
-GENERAL_WEIGHT = 0.5  # weight of the general model's log-probabilities against the references'
+SHRINK = 0.6  # share of the references' covariance replaced by its mean variance
+GENERAL_WEIGHT = 1.0  # weight of the general model's log-probabilities against the references'
 ELSEWHERE = 1e-4  # the references' share for glyphs they have no example of
 FORMAT = 1
 
