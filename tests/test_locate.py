@@ -20,6 +20,13 @@ EMPTY = ["." * 15] * 15
 PLAYED = ["." * 15] * 7 + ["...ЭРУДИТ......"] + ["." * 15] * 7
 EDGES = ["КОТ.........ДОМ", "О.............О", "Т.............М"] + ["." * 15] * 9 + [
     "Л.............С", "Е.............О", "СОК.........ЛЕС"]  # tiles hide all four corners
+LATE_GAME = [
+    "Ф.К.ХГ.*ГД.Н.ЬБ", ".ЮИ..ЙР..Ш.М.БВ", ".К......ИЗЖДЯ.Й",
+    ".РРЗ.Ш...Ц..Д..", "..АНЮ......ОФ..", "Й.ЙВ..ОГ.....ЮИ",
+    "Ь.СМ.*.Ю..*ФЦМС", "Ы.Д.Ы.Т..УП..ЦХ", ".ЧБ..О..УФ.....",
+    ".Ш.ТЩГ.ГЮС...Й.", "Ш..Я.ЬЩГ.Ы.ЭК..", "...*....ЫУ*ЙПЕ.",
+    "Э.ЕЧЙЮ.Б.Д..КОЩ", "ЫС.ЕО.Б.У.....Л", "...Л.Э...РД..РЛ",
+]  # 112 tiles, as late in a game: on most squares of several kinds a tile lies
 TOLERANCE = 0.01  # of the board diagonal, as in bench/eval_locate.py
 QUARTER_CELL = 0.25 / (CELLS * 2 ** 0.5)  # of the board diagonal
 
@@ -65,6 +72,18 @@ def test_a_grid_off_by_whole_cells_is_moved_back_onto_the_premium_layout(style):
         assert _layout_shift(shot.image, wrong)[0] == (-dx, -dy)
     shift, misfit = _layout_shift(shot.image, corners)
     assert shift == (0, 0) and misfit < 0.7
+
+
+@pytest.mark.parametrize(("seed", "pose"), [(1, "any"), (4, "frontal")])
+def test_late_game_board_whose_tiles_outnumber_its_empty_squares(seed, pose):
+    from vision.locate import _layout_shift, _shifted
+
+    # tiles hide the premium squares: the layout must still tell the grid from one a cell off
+    shot = render_photo(LATE_GAME, seed=seed, style="erudit-black", pose=pose)
+    corners = order_corners(shot.corners)
+    for dx, dy in [(0, 0), (1, 0), (0, -1)]:
+        assert _layout_shift(shot.image, _shifted(corners, (dx, dy)))[0] == (-dx, -dy)
+    located_well(shot)
 
 
 def test_corners_come_in_image_order():

@@ -13,7 +13,8 @@ where many of them cross (a small board on striped wood or cloth; on the whole w
 too, where a small board's lines show better) are tried too; the premium
 layout sizes a guess from those whose comb missed the period. Each guess is moved
 by whole cells onto the grid whose cell colours the premium layout (Эрудит or English, both
-symmetric) explains best, so a printed margin or a row of tiles taken for a row of cells is
+symmetric) explains best (any cell may show the tiles' colour: late in a game tiles hide most
+squares of some kinds), so a printed margin or a row of tiles taken for a row of cells is
 caught, then refined against the grid lines themselves (a homography through where each line
 really lies, fitted on the line pieces between empty cells) on the smallest copy whose cells are
 large enough, so the corners hold even where tiles, hands or a printed margin hide the outline.
@@ -101,7 +102,7 @@ def _search(levels):
             continue  # too few segments for a grid whose lines show at this size: look closer
         for lattice in _lattices(segments, [(0, 1)]):
             best = _better(best, _fitted(levels, lattice))
-        if _sure(best):
+        if _sure(levels, best):
             return best
     fits = [fit for fit in map(lambda quad: _comb_in_quad(small, quad),
                                _outline_candidates(small)) if fit is not None]
@@ -143,8 +144,14 @@ def _plausible(fitted) -> bool:
                 or (quality < POLISH_BELOW and misfit > LAYOUT_MISSING))
 
 
-def _sure(fitted) -> bool:
-    return fitted is not None and fitted[2] >= SURE_QUALITY and fitted[3] <= SURE_MISFIT
+def _sure(levels, fitted) -> bool:
+    """Whether a fit is the board beyond doubt: its lines stand out and the layout fits its
+    cells even without the tiles' colour (a grid several cells off, onto a margin, can fit well
+    enough with it). A late-game board is not sure: the other guesses are tried too."""
+    if fitted is None or fitted[2] < SURE_QUALITY or fitted[3] > SURE_MISFIT:
+        return False
+    small, scale = levels[-1]
+    return _misfit(small, _rescale(fitted[0], 1.0, scale), tiles=False) <= SURE_MISFIT
 
 
 def _better(best, fitted):
@@ -846,7 +853,8 @@ def _clean_pieces(view):
     of tiles too leaves too few pieces; squares printed up to the lines mark them well.)
     `view` shows the grid at VIEW_CELL px per cell with one cell of margin."""
     colours, strips = (part[1:-1, 1:-1] for part in _cell_colours(view, VIEW_CELL, 1, strips=True))
-    kinds = LAYOUT_KINDS[int(np.argmax(_layout_fits(colours)[:, 0, 0]))]
+    # the fit without the tiles' colour tells the layouts apart well enough: they differ little
+    kinds = LAYOUT_KINDS[int(np.argmax(_kind_fits(_windows(colours))[:, 0, 0]))]
     occupied = np.zeros((CELLS, CELLS), bool)
     for mask in kinds:
         members = colours[mask]
@@ -884,6 +892,8 @@ MAX_SHIFT = 3  # cells the comb may be off (a printed margin or frame taken for 
 SHIFT_GAIN = 0.05  # layout fit a shifted grid must gain to replace the fitted one
 LIGHTNESS_WEIGHT = 0.5  # shading moves lightness more than hue
 COLOUR_CAP = 40.0  # Lab units; a tile or a hand counts no more than this against a fit
+TILES_PENALTY = 0.05  # fit that letting cells show the tiles' colour (one more colour) must
+# gain to count: else a grid a few cells off gains by taking the plain squares' colour for it
 LAYOUT_KINDS = [
     [np.array([[ch == kind for ch in row] for row in layout]) for kind in sorted(set("".join(layout)))]
     for layout in (ERUDIT_LAYOUT, SCRABBLE_LAYOUT)
@@ -974,25 +984,108 @@ def _weighted_lab(bgr: np.ndarray) -> np.ndarray:
 def _layout_fits(colours):
     """(layout, ..., dy, dx) share of the colour spread of every 15×15 window of `colours`
     (..., rows, columns, channel) that the layout's kinds explain (1 - within / total), each
-    cell's distance capped so that tiles count like any other misfit."""
+    cell's distance capped so that a few tiles count like any other misfit. On a late-game
+    board tiles cover most cells of some kinds and set their median colour, so the fit is also
+    measured letting any cell show the tiles' colour (one colour per kind besides it, against
+    one colour besides it): the better of the two counts (the second less TILES_PENALTY)."""
+    flat = _windows(colours)
+    fits = _kind_fits(flat)
+    common = _common_colours(colours)
+    # the tiles' colour is one of the guessed grid's two commonest (the other most often the
+    # plain squares'): the one that lets the layout explain the middle window best
+    middle = flat[..., (flat.shape[-4] - 1) // 2, (flat.shape[-3] - 1) // 2, :, :]
+    middle_fits = [_kind_fits(middle, _distances_to(middle, shared)) for shared in common]
+    best = int(np.argmax([part.max() for part in middle_fits]))
+    if fits.shape[-2:] == (1, 1):  # one window: that was all
+        tiled = middle_fits[best].reshape(fits.shape)
+    else:
+        tiled = _kind_fits(flat, _distances_to(flat, common[best]))
+    return np.maximum(fits, tiled - TILES_PENALTY)
+
+
+def _windows(colours):
+    """(..., dy, dx, channel, cell): the colours of every 15×15 window of `colours`."""
     windows = np.lib.stride_tricks.sliding_window_view(colours, (CELLS, CELLS), axis=(-3, -2))
-    flat = windows.reshape(*windows.shape[:-2], CELLS * CELLS)  # (..., dy, dx, channel, cell)
-    total = _capped_spread(flat)
-    fits = []
-    for kinds in LAYOUT_CELLS:
-        within = sum(_capped_spread(flat[..., cells]) for cells in kinds)
-        fits.append(1 - within / (total + 1e-6))
-    return np.array(fits)
+    return windows.reshape(*windows.shape[:-2], CELLS * CELLS)
 
 
-def _capped_spread(values):
-    """Sum over the last axis of each colour's distance (channels on the axis before) from
-    their median, capped at COLOUR_CAP."""
-    middle = values.shape[-1] // 2  # the upper median: one partition instead of two
-    centre = np.partition(values, middle, axis=-1)[..., middle:middle + 1]
-    diff = values - centre
+def _distances_to(values, colour):
+    """(..., cell) distances of colours (..., channel, cell) from one colour."""
+    return _distances(np.moveaxis(values, -1, -2), colour)
+
+
+def _kind_fits(values, to_shared=None):
+    """(layout, ...) share of the spread of colours (..., channel, cell) about their median
+    that one median per kind of the layout explains (with `to_shared`, the distance of each
+    colour from a shared one, as _grouped_spread measures spread)."""
+    total = _grouped_spread(values, WHOLE_GRID, to_shared)[..., 0]
+    return np.array([1 - _grouped_spread(values, kinds, to_shared).sum(axis=-1) / (total + 1e-6)
+                     for kinds in LAYOUT_GROUPS])
+
+
+KEY_STEP = np.float32(1e5)  # Lab units between the sort keys of two groups of cells
+FAR_OFF = np.float32(1e4)  # Lab units: stands for ± infinity in a median
+
+
+def _grouping(groups):
+    """(order, sizes, starts, key offsets) that put the cells of each group in turn."""
+    sizes = np.array([len(cells) for cells in groups])
+    offsets = np.repeat(np.arange(len(groups), dtype=np.float32) * KEY_STEP, sizes)
+    return np.concatenate(groups), sizes, np.cumsum(sizes) - sizes, offsets
+
+
+LAYOUT_GROUPS = [_grouping(cells) for cells in LAYOUT_CELLS]
+WHOLE_GRID = _grouping([np.arange(CELLS * CELLS)])
+
+
+def _grouped_spread(values, grouping, to_shared=None):
+    """(..., group) sums of each colour's distance (colours (..., channel, cell)) from the median
+    (the upper one) of its group, capped at COLOUR_CAP. With `to_shared`, the distance of each
+    colour from a shared one, the median is of the colours off it (further than CLEAN_STEP)
+    and each distance is from the nearer of the two. One sort serves all groups: their sort
+    keys lie KEY_STEP apart."""
+    order, sizes, starts, offsets = grouping
+    values = values[..., order]
+    keys = values + offsets
+    if to_shared is not None:
+        to_shared = to_shared[..., order]
+        near = to_shared <= CLEAN_STEP
+        # near colours go alternately far below and far above: the median is that of the others
+        counts = np.cumsum(near, axis=-1, dtype=np.int16)
+        before = np.repeat(counts[..., starts] - near[..., starts], sizes, axis=-1)
+        spaced = offsets + np.where((counts - before) % 2 == 1, FAR_OFF, -FAR_OFF)
+        keys = np.where(near[..., None, :], spaced[..., None, :], keys)
+    keys.sort(axis=-1)
+    middles = starts + sizes // 2
+    diff = values - np.repeat(keys[..., middles] - offsets[middles], sizes, axis=-1)
     distance = np.sqrt(np.einsum("...cn,...cn->...n", diff, diff))
-    return np.minimum(distance, COLOUR_CAP).sum(axis=-1)
+    if to_shared is not None:
+        distance = np.minimum(distance, to_shared)
+    return np.add.reduceat(np.minimum(distance, COLOUR_CAP), starts, axis=-1)
+
+
+MODE_SAMPLES = 100  # cells the commonest colours are looked for among (pairwise distances)
+
+
+def _common_colours(colours, count=2) -> list[np.ndarray]:
+    """Median colours of the `count` largest groups of cells within CLEAN_STEP of one cell,
+    taken in turn, among the middle 15×15 cells of `colours` (..., rows, columns, channel)."""
+    rows, columns = colours.shape[-3:-1]
+    top, left = (rows - CELLS) // 2, (columns - CELLS) // 2
+    points = colours[..., top:top + CELLS, left:left + CELLS, :].reshape(-1, colours.shape[-1])
+    if len(points) > MODE_SAMPLES:
+        points = points[np.linspace(0, len(points) - 1, MODE_SAMPLES).astype(int)]
+    near = _distances(points[:, None], points[None]) <= CLEAN_STEP
+    free = np.ones(len(points), bool)
+    found = []
+    for _ in range(count):
+        support = (near & free).sum(axis=1) * free
+        if support.max() == 0:
+            break
+        members = near[int(np.argmax(support))] & free
+        found.append(np.median(points[members], axis=0))
+        free &= ~members
+    return found
 
 
 POLISH_BELOW = 0.5  # line quality below which the colour polish has the last word
@@ -1028,11 +1121,13 @@ def _polish_by_layout(levels, corners):
     return _rescale(points if best < start - POLISH_GAIN else first, factor, 1.0)
 
 
-def _misfit(image, corners, inset=None) -> float:
+def _misfit(image, corners, inset=None, tiles=True) -> float:
     """1 - share of the grid's cell colour spread the better-fitting premium layout explains
-    (as _layout_shift measures it, or over cells less `inset` px of LAYOUT_CELL each side)."""
+    (as _layout_shift measures it, or over cells less `inset` px of LAYOUT_CELL each side;
+    without `tiles`, one colour per kind only)."""
     view, _ = _grid_view(image, corners, LAYOUT_CELL, 0)
-    return 1 - float(_layout_fits(_cell_colours(view, LAYOUT_CELL, 0, inset=inset)).max())
+    colours = _cell_colours(view, LAYOUT_CELL, 0, inset=inset)
+    return 1 - float((_layout_fits(colours) if tiles else _kind_fits(_windows(colours))).max())
 
 
 def _shifted(corners, shift):
