@@ -4,7 +4,8 @@
     python -m models.train --seed 1 --out /tmp/m --shots 100 --epochs 1  # a quick smoke run
 
 The data come from models.dataset (renderer → corners → rectify → the cutter's crops), seeded
-by --seed; no real photo is ever used. Prints progress; writes tiles.onnx and tiles.json.
+by --seed; no real photo is ever used. Prints progress; writes tiles.onnx (8-bit, quantized
+by models.quantize from the trained float network) and tiles.json.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from torch.nn import functional as F
 
 from models.dataset import TRAIN_SEEDS, generate
 from vision.cells import CROP
-from vision.classifier import BLANK, EMPTY, GLYPHS, MODEL_NAME, STAR, TURNED
+from vision.classifier import BLANK, EMPTY, GLYPHS, MODEL_NAME, STAR, TURNED, load_model
 
 MEAN, STD = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)
 TURNED_SHARE = 0.12  # share of letter tiles shown turned 90/180/270 as the '~' class
@@ -175,11 +177,15 @@ def export(model: TileNet, out: Path, meta: dict) -> Path:
                       output_names=["logits", "embedding"],
                       dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}, "embedding": {0: "n"}},
                       opset_version=17, dynamo=False)
-    info = {"glyphs": list(GLYPHS), "input_size": CROP, "channels": "BGR",
-            "mean": list(MEAN), "std": list(STD), "threads": 2, **meta}
-    path.with_suffix(".json").write_text(json.dumps(info, ensure_ascii=False, indent=1) + "\n",
-                                         encoding="utf-8")
+    path.with_suffix(".json").write_text(json.dumps({**_info(), **meta}, ensure_ascii=False,
+                                                    indent=1) + "\n", encoding="utf-8")
     return path
+
+
+def _info() -> dict:
+    """What a reader needs beside the network: glyph list, input size, normalisation."""
+    return {"glyphs": list(GLYPHS), "input_size": CROP, "channels": "BGR",
+            "mean": list(MEAN), "std": list(STD), "threads": 2}
 
 
 def training_data(seed: int, shots: int, workers: int, cache: Path | None, variety: bool = False):
@@ -231,8 +237,25 @@ def main(argv=None) -> None:
             "command": f"python -m models.train --seed {args.seed} --shots {args.shots} "
                        f"--epochs {args.epochs} --width {args.width}"
                        f"{'' if args.variety else ' --no-variety'} --out models/"}
-    path = export(model, args.out, meta)
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB), val acc {meta['val_accuracy']}")
+    path, meta = shipped(model, args.out, meta, val)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB), val acc {meta['val_accuracy']} "
+          f"(float {meta['float_val_accuracy']})")
+
+
+def shipped(model: TileNet, out: Path, meta: dict, val: tuple) -> tuple[Path, dict]:
+    """Export the float model, quantize it to 8 bits into `out`, and record both accuracies."""
+    from models.quantize import quantize
+
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        float_path = export(model, Path(tmp), meta)
+        path = quantize(float_path, out / float_path.name, val[0])
+    right = load_model(str(path)).run(val[0])[0].argmax(axis=1) == val[1]
+    meta = {**meta, "float_val_accuracy": meta["val_accuracy"],
+            "val_accuracy": round(float(right.mean()), 5), "quantized": "8-bit QDQ, per channel"}
+    path.with_suffix(".json").write_text(json.dumps({**_info(), **meta}, ensure_ascii=False,
+                                                    indent=1) + "\n", encoding="utf-8")
+    return path, meta
 
 
 if __name__ == "__main__":
