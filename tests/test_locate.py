@@ -9,7 +9,18 @@ import pytest
 from PIL import Image
 
 from engine.errors import PhotoError
-from vision.locate import CELLS, Location, locate_board, order_corners
+from vision.locate import (
+    CELLS,
+    LSD_SIDES,
+    Location,
+    _fitted,
+    _pyramid,
+    _quick_lattices,
+    _segments,
+    _sure,
+    locate_board,
+    order_corners,
+)
 from vision.photo import load_photo
 from vision.premium import read_premiums
 from vision.rectify import CELL_PX, rectify
@@ -150,6 +161,22 @@ def test_small_board_seen_steeply_on_a_striped_cloth():
     cv2.warpPerspective(top, warp, (1900, 1140), dst=canvas, borderMode=cv2.BORDER_TRANSPARENT)
     truth = cv2.perspectiveTransform((square[None] * 15 / 17 + 1) * 32, warp)[0]
     assert corner_error(locate_board(canvas).corners, truth) < TOLERANCE
+
+
+def test_board_turned_a_little_off_the_stripes_of_a_cloth_is_sure_on_the_quick_path():
+    # The cloth's stripes run 8° off the board's rows and outweigh them over the whole photo:
+    # their family took the rows' segments, the lattice missed the board, and the slow full
+    # search ran (1.5 s). The place where the segments cross holds the board's lines alone.
+    board = ["." * 15] * 5 + ["..С..А..О......", "..*..П..Р.М....", "ПРОКРАСТИНАЦИЯ.",
+                              "..Р..Т..Е.М....", "..О..И..Н.О....", "..Ж..Я..Т.Н....",
+                              ".......ПИХТА...", "........Р......"] + ["." * 15] * 2
+    shot = render_photo(board, seed=9_050_000, style="erudit-black", size=(2000, 1500))
+    levels = _pyramid(shot.image)
+    small = levels[-1][0]
+    segments = _segments(small, LSD_SIDES[0])
+    fits = [_fitted(levels, corners) for corners in _quick_lattices(segments, small.shape)]
+    assert not _sure(levels, fits[0])  # the stripes' lattice
+    assert _sure(levels, fits[-1]) and corner_error(fits[-1][0], shot.corners) < TOLERANCE
 
 
 def test_small_busy_board_on_strong_grain_is_found_on_the_full_working_copy():

@@ -6,15 +6,15 @@
 
 The search runs on a copy shrunk to about WORK_SIDE pixels (a large photo is halved exactly
 first: cheap). A first guess comes from the line segments (two families through their vanishing
-points, a comb of 16 equally spaced lines fitted to each), looked for on a small copy first and
-on larger ones only while unsure; when still unsure, outline candidates (board edges, frames,
-the photo's own border), other pairs of segment directions, and the segments of each place
-where many of them cross (a small board on striped wood or cloth; on the whole working copy
-too, where a small board's lines show better) are tried too; the premium
-layout sizes a guess from those whose comb missed the period. Each guess is moved
-by whole cells onto the grid whose cell colours the premium layout (Эрудит or English, both
-symmetric) explains best (any cell may show the tiles' colour: late in a game tiles hide most
-squares of some kinds), so a printed margin or a row of tiles taken for a row of cells is
+points, a comb of 16 equally spaced lines fitted to each; then those of the place where most of
+them cross), looked for on a small copy first and on larger ones only while unsure; when still
+unsure, outline candidates (board edges, frames, the photo's own border), other pairs of segment
+directions, and the segments of each place where many of them cross (a small board on striped
+wood or cloth; on the whole working copy too, where a small board's lines show better) are tried
+too; the premium layout sizes a guess from those whose comb missed the period. Each guess is
+moved by whole cells onto the grid whose cell colours the premium layout (Эрудит or English,
+both symmetric) explains best (any cell may show the tiles' colour: late in a game tiles hide
+most squares of some kinds), so a printed margin or a row of tiles taken for a row of cells is
 caught, then refined against the grid lines themselves (a homography through where each line
 really lies, fitted on the line pieces between empty cells) on the smallest copy whose cells are
 large enough, so the corners hold even where tiles, hands or a printed margin hide the outline.
@@ -91,19 +91,19 @@ def _soft_edges_px(small: np.ndarray) -> float:
 
 
 def _search(levels):
-    """Best (corners, score, quality, misfit) from the line lattice, found first on small copies
-    (enough for a board that fills much of the photo, and cheap), then on a larger one, and
-    from outlines when still unsure."""
+    """Best (corners, score, quality, misfit) from the line lattices (of all segments, then of
+    where they cross), found first on small copies (enough for a board that fills much of the
+    photo, and cheap), then on a larger one, and from outlines when still unsure."""
     small, scale = levels[-1]
     best = segments = None
     for side in LSD_SIDES:
         segments = _segments(small, side)
         if side != LSD_SIDES[-1] and (segments is None or len(segments[0]) < MIN_QUICK_SEGMENTS):
             continue  # too few segments for a grid whose lines show at this size: look closer
-        for lattice in _lattices(segments, [(0, 1)]):
+        for lattice in _quick_lattices(segments, small.shape):
             best = _better(best, _fitted(levels, lattice))
-        if _sure(levels, best):
-            return best
+            if _sure(levels, best):
+                return best
     fits = [fit for fit in map(lambda quad: _comb_in_quad(small, quad),
                                _outline_candidates(small)) if fit is not None]
     # rank the combs as the refined grids are ranked: line evidence less layout misfit
@@ -124,6 +124,18 @@ def _search(levels):
     for corners in guesses:
         best = _better(best, _fitted(levels, corners))
     return best
+
+
+def _quick_lattices(segments, shape):
+    """The lattice of the two strongest directions, then, if it differs, that of the place where
+    most segments cross: over the whole photo the stripes of a cloth running near one of the
+    board's directions outweigh it and take its segments into their family."""
+    lattices = _lattices(segments, [(0, 1)])
+    yield from lattices
+    regions = _grid_regions(segments, shape)
+    for corners in _lattices(regions[0], [(0, 1)]) if regions else []:
+        if all(np.abs(corners - other).max() > STAYED * _cell_size(other) for other in lattices):
+            yield corners
 
 
 def _closer_regions(small):
