@@ -96,11 +96,20 @@ def _search(levels):
     photo, and cheap), then on a larger one, and from outlines when still unsure."""
     small, scale = levels[-1]
     best = segments = None
+    seen = []
     for side in LSD_SIDES:
         segments = _segments(small, side)
         if side != LSD_SIDES[-1] and (segments is None or len(segments[0]) < MIN_QUICK_SEGMENTS):
             continue  # too few segments for a grid whose lines show at this size: look closer
-        for lattice in _quick_lattices(segments, small.shape):
+        lattices = _lattices(segments, [(0, 1)])
+        seen.append((segments, lattices))
+        for lattice in lattices:
+            best = _better(best, _fitted(levels, lattice))
+        if _sure(levels, best):
+            return best
+    # only then where they cross: a grid fitted to a crowd of tiles there can pass for sure
+    for found, lattices in seen:
+        for lattice in _crossing_lattices(found, lattices, small.shape):
             best = _better(best, _fitted(levels, lattice))
             if _sure(levels, best):
                 return best
@@ -126,12 +135,10 @@ def _search(levels):
     return best
 
 
-def _quick_lattices(segments, shape):
-    """The lattice of the two strongest directions, then, if it differs, that of the place where
-    most segments cross: over the whole photo the stripes of a cloth running near one of the
-    board's directions outweigh it and take its segments into their family."""
-    lattices = _lattices(segments, [(0, 1)])
-    yield from lattices
+def _crossing_lattices(segments, lattices, shape):
+    """The lattice of the place where most segments cross, unless it is one of `lattices`:
+    over the whole photo the stripes of a cloth running near one of the board's directions
+    outweigh it and take its segments into their family."""
     regions = _grid_regions(segments, shape)
     for corners in _lattices(regions[0], [(0, 1)]) if regions else []:
         if all(np.abs(corners - other).max() > STAYED * _cell_size(other) for other in lattices):
