@@ -173,11 +173,21 @@ def generate(seeds, *, fonts: str = "train", workers: int = 1, jitter: bool = Tr
     jobs = [(s, fonts, jitter, variety) for s in seeds]
     crops, labels = [], []
     start = time.time()
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        for i, (c, y) in enumerate(pool.imap(_work, jobs, chunksize=2), 1):
+    # One worker renders in this process: forking a process whose onnxruntime or torch threads
+    # hold a lock can hang the child (seen under pytest).
+    if workers > 1:
+        pool = multiprocessing.get_context("fork").Pool(workers)
+        results = pool.imap(_work, jobs, chunksize=2)
+    else:
+        pool, results = None, map(_work, jobs)
+    try:
+        for i, (c, y) in enumerate(results, 1):
             crops.append(c)
             labels.append(y)
             if i % 50 == 0 or i == len(jobs):
                 print(f"rendered {i}/{len(jobs)} photos, {sum(map(len, labels))} crops, "
                       f"{time.time() - start:.0f}s", flush=True)
+    finally:
+        if pool is not None:
+            pool.terminate()
     return np.concatenate(crops), np.concatenate(labels)
