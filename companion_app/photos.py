@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import cv2
@@ -199,7 +200,7 @@ class Unreadable:
     labels: list[str]
     corners = None
 
-    @property
+    @cached_property
     def probs(self) -> np.ndarray:
         probs = np.full((15, 15, len(self.labels)), 0.5 / (len(self.labels) - 1))
         probs[..., self.labels.index(EMPTY)] = 0.5

@@ -37,6 +37,12 @@ STAR_SHARE = 0.08  # share of tiles that are stars (or blanks): rare in games, e
 PRINTED_PREMIUMS = 0.5  # share of photos whose premium squares get a big printed factor digit
 
 
+def training_seeds(seed: int, shots: int) -> tuple[range, range]:
+    """The render seeds of a training run's photos and of its validation photos."""
+    first = TRAIN_SEEDS.start + seed * 100_000
+    return range(first, first + shots), range(first + shots, first + shots + max(shots // 20, 4))
+
+
 def random_board(rng: np.random.Generator, alphabet: str) -> list[str]:
     """Tiles scattered at random (runs, clusters and lone tiles), letters drawn uniformly."""
     fill = rng.uniform(0.1, 0.6)
@@ -172,22 +178,22 @@ def generate(seeds, *, fonts: str = "train", workers: int = 1, jitter: bool = Tr
     seeds = list(seeds)
     jobs = [(s, fonts, jitter, variety) for s in seeds]
     crops, labels = [], []
-    start = time.time()
     # One worker renders in this process: forking a process whose onnxruntime or torch threads
     # hold a lock can hang the child (seen under pytest).
-    if workers > 1:
-        pool = multiprocessing.get_context("fork").Pool(workers)
-        results = pool.imap(_work, jobs, chunksize=2)
+    if workers <= 1:
+        _collect(map(_work, jobs), len(jobs), crops, labels)
     else:
-        pool, results = None, map(_work, jobs)
-    try:
-        for i, (c, y) in enumerate(results, 1):
-            crops.append(c)
-            labels.append(y)
-            if i % 50 == 0 or i == len(jobs):
-                print(f"rendered {i}/{len(jobs)} photos, {sum(map(len, labels))} crops, "
-                      f"{time.time() - start:.0f}s", flush=True)
-    finally:
-        if pool is not None:
-            pool.terminate()
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            _collect(pool.imap(_work, jobs, chunksize=2), len(jobs), crops, labels)
     return np.concatenate(crops), np.concatenate(labels)
+
+
+def _collect(results, total: int, crops: list, labels: list) -> None:
+    """Append each photo's crops and labels as they come, printing progress."""
+    start = time.time()
+    for i, (c, y) in enumerate(results, 1):
+        crops.append(c)
+        labels.append(y)
+        if i % 50 == 0 or i == total:
+            print(f"rendered {i}/{total} photos, {sum(map(len, labels))} crops, "
+                  f"{time.time() - start:.0f}s", flush=True)

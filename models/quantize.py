@@ -51,7 +51,7 @@ def quantize(float_path: Path, out_path: Path, crops: np.ndarray) -> Path:
 
 
 def main(argv=None) -> None:
-    from models.dataset import TRAIN_SEEDS, generate
+    from models.dataset import generate, training_seeds
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("float_model", type=Path)
@@ -59,8 +59,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=1, help="training seed: its validation photos")
     parser.add_argument("--shots", type=int, default=1500, help="training photos of that seed")
     args = parser.parse_args(argv)
-    first = TRAIN_SEEDS.start + args.seed * 100_000 + args.shots
-    crops, _ = generate(range(first, first + 8), fonts="train", workers=1, variety=True)
+    _, val_seeds = training_seeds(args.seed, args.shots)  # as train.py: its first photos
+    crops, _ = generate(val_seeds[:8], fonts="train", workers=1, variety=True)
     path = quantize(args.float_model, args.out, crops)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
 

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from models.dataset import TRAIN_SEEDS, generate
+from models.dataset import generate, training_seeds
 from vision.cells import CROP
 from vision.classifier import BLANK, EMPTY, GLYPHS, MODEL_NAME, STAR, TURNED, load_model
 
@@ -177,15 +177,17 @@ def export(model: TileNet, out: Path, meta: dict) -> Path:
                       output_names=["logits", "embedding"],
                       dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}, "embedding": {0: "n"}},
                       opset_version=17, dynamo=False)
-    path.with_suffix(".json").write_text(json.dumps({**_info(), **meta}, ensure_ascii=False,
-                                                    indent=1) + "\n", encoding="utf-8")
+    _write_info(path, meta)
     return path
 
 
-def _info() -> dict:
-    """What a reader needs beside the network: glyph list, input size, normalisation."""
-    return {"glyphs": list(GLYPHS), "input_size": CROP, "channels": "BGR",
-            "mean": list(MEAN), "std": list(STD), "threads": 2}
+def _write_info(path: Path, meta: dict) -> None:
+    """The model's .json: what a reader needs beside the network (glyph list, input size,
+    normalisation) and how it was made."""
+    info = {"glyphs": list(GLYPHS), "input_size": CROP, "channels": "BGR",
+            "mean": list(MEAN), "std": list(STD), "threads": 2, **meta}
+    path.with_suffix(".json").write_text(json.dumps(info, ensure_ascii=False, indent=1) + "\n",
+                                         encoding="utf-8")
 
 
 def training_data(seed: int, shots: int, workers: int, cache: Path | None, variety: bool = False):
@@ -195,11 +197,9 @@ def training_data(seed: int, shots: int, workers: int, cache: Path | None, varie
     if file is not None and file.exists():
         with np.load(file) as saved:
             return saved["crops"], saved["labels"], (saved["val_crops"], saved["val_labels"])
-    first = TRAIN_SEEDS.start + seed * 100_000
-    crops, labels = generate(range(first, first + shots), fonts="train", workers=workers,
-                             variety=variety)
-    val = generate(range(first + shots, first + shots + max(shots // 20, 4)), fonts="train",
-                   workers=workers, variety=variety)
+    seeds, val_seeds = training_seeds(seed, shots)
+    crops, labels = generate(seeds, fonts="train", workers=workers, variety=variety)
+    val = generate(val_seeds, fonts="train", workers=workers, variety=variety)
     if file is not None:
         file.parent.mkdir(parents=True, exist_ok=True)
         np.savez(file, crops=crops, labels=labels, val_crops=val[0], val_labels=val[1])
@@ -253,8 +253,7 @@ def shipped(model: TileNet, out: Path, meta: dict, val: tuple) -> tuple[Path, di
     right = load_model(str(path)).run(val[0])[0].argmax(axis=1) == val[1]
     meta = {**meta, "float_val_accuracy": meta["val_accuracy"],
             "val_accuracy": round(float(right.mean()), 5), "quantized": "8-bit QDQ, per channel"}
-    path.with_suffix(".json").write_text(json.dumps({**_info(), **meta}, ensure_ascii=False,
-                                                    indent=1) + "\n", encoding="utf-8")
+    _write_info(path, meta)
     return path, meta
 
 

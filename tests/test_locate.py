@@ -15,6 +15,7 @@ from vision.locate import (
     Location,
     _crossing_lattices,
     _fitted,
+    _grid_regions,
     _lattices,
     _pyramid,
     _segments,
@@ -179,7 +180,8 @@ def test_board_turned_a_little_off_the_stripes_of_a_cloth_is_sure_where_lines_cr
     segments = _segments(small, LSD_SIDES[0])
     lattices = _lattices(segments, [(0, 1)])
     assert not _sure(levels, _fitted(levels, lattices[0]))  # the stripes' lattice
-    crossing = [_fitted(levels, c) for c in _crossing_lattices(segments, lattices, small.shape)]
+    regions = _grid_regions(segments, small.shape)
+    crossing = [_fitted(levels, c) for c in _crossing_lattices(regions, lattices)]
     assert _sure(levels, crossing[0]) and corner_error(crossing[0][0], shot.corners) < TOLERANCE
     assert corner_error(locate_board(shot.image).corners, shot.corners) < TOLERANCE
 

@@ -108,8 +108,9 @@ def _search(levels):
         if _sure(levels, best):
             return best
     # only then where they cross: a grid fitted to a crowd of tiles there can pass for sure
-    for found, lattices in seen:
-        for lattice in _crossing_lattices(found, lattices, small.shape):
+    regions = [_grid_regions(found, small.shape) for found, _ in seen]
+    for (_, lattices), places in zip(seen, regions, strict=True):
+        for lattice in _crossing_lattices(places, lattices):
             best = _better(best, _fitted(levels, lattice))
             if _sure(levels, best):
                 return best
@@ -121,7 +122,7 @@ def _search(levels):
     others = _lattices(segments, [(0, 2), (1, 2)])
     if others:
         guesses.append(min(others, key=lambda corners: _layout_shift(small, corners)[1]))
-    for subset in _grid_regions(segments, small.shape) + _closer_regions(small):
+    for subset in regions[-1] + _closer_regions(small):  # the last size's segments
         # stripes can outweigh a small board's lines even there: pair its next two directions too
         for corners in _lattices(subset, [(0, 1), (1, 2)]):
             # a comb whose period is off leaves the premium squares in the wrong cells
@@ -135,11 +136,10 @@ def _search(levels):
     return best
 
 
-def _crossing_lattices(segments, lattices, shape):
-    """The lattice of the place where most segments cross, unless it is one of `lattices`:
-    over the whole photo the stripes of a cloth running near one of the board's directions
-    outweigh it and take its segments into their family."""
-    regions = _grid_regions(segments, shape)
+def _crossing_lattices(regions, lattices):
+    """The lattice of the strongest of _grid_regions, unless it is one of `lattices`: over the
+    whole photo the stripes of a cloth running near one of the board's directions outweigh
+    it and take its segments into their family."""
     for corners in _lattices(regions[0], [(0, 1)]) if regions else []:
         if all(np.abs(corners - other).max() > STAYED * _cell_size(other) for other in lattices):
             yield corners
