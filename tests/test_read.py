@@ -240,3 +240,23 @@ def test_alike_compares_squares_of_one_kind_only():
     diffuse = (0.05, 0.2, 0.2, 0.2, 0.2, 0.15)
     probs = _reading({5: diffuse, 50: diffuse})
     assert np.flatnonzero(empties_alike(crops, probs, kinds)).tolist() == [5]
+
+
+def test_a_doubtful_empty_unlike_its_kind_and_like_the_tiles_is_a_tile():
+    from vision.read import tiles_unlike
+    kinds = np.array(["."] * (GRID * GRID))
+    kinds[[0, 14, 210, 224, 7]] = "W"
+    crops = _squares((200, 200, 200))  # plain light-grey squares
+    crops[[0, 14, 210, 224, 7]] = _squares((40, 40, 200), seed=3)[:5]  # red corner squares
+    tiles = [100, 101, 102, 103, 104]
+    crops[tiles] = _squares((150, 190, 220), seed=4)[:5]  # wooden tiles ...
+    crops[tiles, 18:30, 22:26] = 30  # ... with a letter
+    crops[224] = _squares((150, 190, 220), seed=5)[0]  # a blank tile on the red corner
+    crops[50] = _squares((150, 150, 150), seed=6)[0]  # a plain square in a tile's shadow
+    crops[14] = _squares((230, 60, 230), seed=7)[0]  # a red square seen oddly, not tile-like
+    doubtful = (0.75, 0.2, 0.01, 0.02, 0.01, 0.01)
+    letter = (0.01, 0.01, 0.95, 0.01, 0.01, 0.01)
+    probs = _reading({224: doubtful, 50: doubtful, 14: doubtful} | {t: letter for t in tiles})
+    assert np.flatnonzero(tiles_unlike(crops, probs, kinds)).tolist() == [224]
+    probs[224] = (0.95, 0.01, 0.01, 0.01, 0.01, 0.01)  # a confident empty square is left alone
+    assert not tiles_unlike(crops, probs, kinds).any()

@@ -36,6 +36,11 @@ NEIGHBOURS = 6  # a cell is compared with this many nearest clear squares of its
 ALIKE_SPREAD = 3.0  # × the squares' own median colour distance from their neighbours
 ALIKE_SLACK = 3.0  # Lab units allowed on top (noise, JPEG)
 CENTRE = slice(14, 34)  # the central 20 px of a crop: inside the cell's 32 px square
+UNLIKE = 2.0  # × its kind's colour limit: a square this unlike its own kind is covered ...
+UNLIKE_COLOUR = 30.0  # ... and this many Lab units off: another colour, not a shadow's shade
+NEARER_TILES = 0.75  # ... when its colour is this much nearer the tiles' face than its kind's
+MIN_UNLIKE = 2  # clear squares a kind needs for that (few corners stay empty late in a game)
+WHERE = np.column_stack(np.divmod(np.arange(GRID * GRID), GRID)).astype(np.float32)
 
 
 @dataclass
@@ -94,10 +99,11 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     matrix = load_model().label_matrix(labels, stars)
     probs = masked(log_probs, matrix)
     kinds = np.rot90(premium_kinds(rules.layout), -turns).reshape(-1)
-    alike = empties_alike(crops, probs, kinds)
-    if alike.any():
-        log_probs[alike] = _called_empty(log_probs[alike])
-        probs[alike] = masked(log_probs[alike], matrix)
+    alike, covered = empties_alike(crops, probs, kinds), tiles_unlike(crops, probs, kinds)
+    for cells, empty_share in ((alike, SURE), (covered, 1 - SURE)):
+        if cells.any():
+            log_probs[cells] = _called(log_probs[cells], empty_share)
+            probs[cells] = masked(log_probs[cells], matrix)
     grid = np.rot90(probs.reshape(GRID, GRID, -1), turns, axes=(0, 1))
     board = ["".join(labels[i] for i in row) for row in grid.argmax(axis=2)]
     return Reading(
@@ -139,34 +145,75 @@ def empties_alike(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray) -> np
     return alike
 
 
+def tiles_unlike(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    """Cells read as a doubtful empty square that look far unlike the board's clear squares
+    of their kind and much nearer the face of its clear tiles: a tile with nothing printed
+    (a blank) on a coloured square reads to the general model as that square. Arguments as
+    for empties_alike."""
+    empty = probs[:, 0]
+    doubtful = np.flatnonzero((empty >= TILE) & (empty < CLEAR_EMPTY))
+    tiles = np.flatnonzero((empty < 1 - CLEAR_EMPTY) & (probs.max(axis=1) > CLEAR_EMPTY))
+    covered = np.zeros(len(probs), bool)
+    if len(doubtful) == 0 or len(tiles) < MIN_ALIKE:
+        return covered
+    looks, faces = _centre_looks(crops), _faces(crops)
+    for kind in np.unique(kinds[doubtful]):
+        clear = np.flatnonzero((kinds == kind) & (empty > CLEAR_EMPTY))
+        if len(clear) < MIN_UNLIKE:
+            continue
+        usual = _off_neighbours(looks, clear, clear)
+        colour_limit = ALIKE_SPREAD * np.median(usual[:, 0]) + ALIKE_SLACK
+        cells = doubtful[kinds[doubtful] == kind]
+        off = _off_neighbours(looks, clear, cells)[:, 0]
+        to_tiles = np.array([np.linalg.norm(faces[cell] - np.median(faces[_nearest(tiles, cell)],
+                                                                     axis=0))
+                             for cell in cells])
+        covered[cells] = ((off > np.maximum(UNLIKE * colour_limit, UNLIKE_COLOUR))
+                          & (to_tiles < NEARER_TILES * off))
+    return covered
+
+
 def _centre_looks(crops: np.ndarray) -> np.ndarray:
     """(N, 4): mean Lab colour and lightness spread (ink) of each cell's centre."""
+    lab = _centre_lab(crops)
+    return np.column_stack([lab.mean(axis=1), lab[:, :, 0].std(axis=1)])
+
+
+def _faces(crops: np.ndarray) -> np.ndarray:
+    """(N, 3): median Lab colour of each cell's centre: a tile's face, its ink left out."""
+    return np.median(_centre_lab(crops), axis=1)
+
+
+def _centre_lab(crops: np.ndarray) -> np.ndarray:
     inner = np.ascontiguousarray(crops[:, CENTRE, CENTRE])
     lab = cv2.cvtColor(inner.reshape(-1, inner.shape[2], 3), cv2.COLOR_BGR2LAB)
-    lab = lab.reshape(len(crops), -1, 3).astype(np.float32)
-    return np.column_stack([lab.mean(axis=1), lab[:, :, 0].std(axis=1)])
+    return lab.reshape(len(crops), -1, 3).astype(np.float32)
 
 
 def _off_neighbours(looks: np.ndarray, refs: np.ndarray, cells: np.ndarray) -> np.ndarray:
     """(len(cells), 2): colour distance and extra texture of each cell against the median of
     its NEIGHBOURS nearest references (itself left out): light changes across a board."""
-    where = np.column_stack(np.divmod(np.arange(GRID * GRID), GRID)).astype(np.float32)
     out = np.empty((len(cells), 2), np.float32)
     for k, cell in enumerate(cells):
-        others = refs[refs != cell]
-        near = others[np.argsort(np.abs(where[others] - where[cell]).sum(axis=1))[:NEIGHBOURS]]
-        usual = np.median(looks[near], axis=0)
+        usual = np.median(looks[_nearest(refs, cell)], axis=0)
         out[k] = np.linalg.norm(looks[cell, :3] - usual[:3]), looks[cell, 3] - usual[3]
     return out
 
 
-def _called_empty(log_probs: np.ndarray) -> np.ndarray:
-    """Glyph log-probabilities moved to an empty cell at SURE, the rest keeping their ratio."""
+def _nearest(refs: np.ndarray, cell: int) -> np.ndarray:
+    """The NEIGHBOURS cells of `refs` nearest `cell` on the board, itself left out."""
+    others = refs[refs != cell]
+    return others[np.argsort(np.abs(WHERE[others] - WHERE[cell]).sum(axis=1))[:NEIGHBOURS]]
+
+
+def _called(log_probs: np.ndarray, empty_share: float) -> np.ndarray:
+    """Glyph log-probabilities with the empty cell moved to `empty_share`, the rest keeping
+    their ratio."""
     empty = load_model().glyphs.index(EMPTY)
     p = np.exp(log_probs)
     p[:, empty] = 0
-    p *= (1 - SURE) / np.maximum(p.sum(axis=1, keepdims=True), 1e-30)
-    p[:, empty] = SURE
+    p *= (1 - empty_share) / np.maximum(p.sum(axis=1, keepdims=True), 1e-30)
+    p[:, empty] = empty_share
     return np.log(np.maximum(p, 1e-30))
 
 
