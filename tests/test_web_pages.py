@@ -117,3 +117,23 @@ def test_word_check_page(client):
     game = new_game(client)
     page = client.get(f"/g/{game}/word?w=москва&lang=ru").get_data(as_text=True)
     assert "МОСКВА" in page and "нельзя" in page and "имя собственное" in page
+
+
+def test_move_errors_read_in_russian(app):
+    from flask import g
+
+    from companion_app.web.i18n import translate_error
+    with app.test_request_context("/?lang=ru"):
+        g.lang = "ru"
+        assert translate_error("turn 3: gap in the new word at H9") == (
+            "ход 3: пропуск в новом слове: H9")
+        assert translate_error("turn 4: word not allowed: КОТЫ: not in the nominative singular; "
+                               "МОСКВА: a proper name or abbreviation") == (
+            "ход 4: слово не допускается: КОТЫ: не в именительном падеже единственного числа; "
+            "МОСКВА: имя собственное или сокращение")
+        assert translate_error("the game is over: Борис won; no more turns") == (
+            "игра окончена: победил(а) Борис; ходов больше нет")
+        assert translate_error("photo.jpg: no board found") == "photo.jpg: no board found"
+        g.lang = "en"
+        assert translate_error("turn 3: gap in the new word at H9") == (
+            "turn 3: gap in the new word at H9")

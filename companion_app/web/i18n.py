@@ -150,7 +150,9 @@ RU_ERRORS = [
     (r"not a photo \((.*)\)", "это не фото ({0})"),
     (r"no photo was sent \(the file is empty\)", "фото не отправлено (файл пустой)"),
     (r"nothing to undo: no turn has been played", "нечего отменять: ходов ещё не было"),
-    (r"the game is over(.*)", "игра окончена{0}"),
+    (r"the game is over \(a tie\); no more turns", "игра окончена (ничья); ходов больше нет"),
+    (r"the game is over: (.+) won; no more turns", "игра окончена: победил(а) {0}; ходов больше нет"),
+    (r"the game is over; no more turns", "игра окончена; ходов больше нет"),
     (r"turn (\d+) placed that tile; to take it back, undo the turn",
      "эту фишку поставил ход {0}; чтобы убрать её, отмените ход"),
     (r"no tile on (\w+) and no photo waiting to be confirmed",
@@ -162,6 +164,31 @@ RU_ERRORS = [
     (r"the board is hard to read in this photo: check the move",
      "доску на этом фото трудно разобрать: проверьте ход"),
     (r"turn (\d+): (.*)", "ход {0}: {1}"),
+    # the move's legality (engine.move, engine.game)
+    (r"tile removed at (.+)", "фишка убрана: {0}"),
+    (r"tile changed at (.+)", "фишка заменена: {0}"),
+    (r"the (\S+) rules never swap a star for its letter \(at (.+)\)",
+     "по правилам {0} звёздочку не меняют на её букву (на {1})"),
+    (r"the star taken at (\w+) must be played in the same move",
+     "звёздочку, взятую с {0}, нужно сыграть в том же ходу"),
+    (r"the star taken at (\w+) on turn (\d+) must be played in this move",
+     "звёздочку, взятую с {0} на ходу {1}, нужно сыграть в этом ходу"),
+    (r"(\d+) new tiles, but a rack holds (\d+): (.+)",
+     "новых фишек {0}, а на подставке их {1}: {2}"),
+    (r"new tiles are not in one row or column: (.+)",
+     "новые фишки не в одной строке или столбце: {0}"),
+    (r"gap in the new word at (.+)", "пропуск в новом слове: {0}"),
+    (r"the first word \(2\+ letters\) must cover the centre H8: tiles at (.+)",
+     "первое слово (от 2 букв) должно закрыть центр H8: фишки на {0}"),
+    (r"new tiles do not touch the tiles already on the board: (.+)",
+     "новые фишки не касаются фишек на доске: {0}"),
+    (r"(\d+) × stars on the board, but the (\S+) box has only (\d+)",
+     "на доске звёздочек: {0}, а в наборе {1} их только {2}"),
+    (r"(\d+) × letter (\S+) on the board, but the (\S+) box has only (\d+)",
+     "на доске букв {1}: {0}, а в наборе {2} их только {3}"),
+    (r"word not allowed: (.+)", "слово не допускается: {0}"),
+    (r"([^:;]+): ([^:;]+); (.+)", "{0}: {1}; {2}"),  # several words' verdicts
+    (r"([^:;]+): ([^:;]+)", "{0}: {1}"),  # one word's verdict
 ]
 
 
@@ -195,6 +222,6 @@ def translate_error(message: str) -> str:
         return message
     for pattern, russian in RU_ERRORS:
         match = re.fullmatch(pattern, message)
-        if match:
-            return russian.format(*match.groups())
-    return message
+        if match:  # the parts may be messages or phrases of their own ("turn 3: gap in ...")
+            return russian.format(*(translate_error(part) for part in match.groups()))
+    return RU.get(message, message)
