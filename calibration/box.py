@@ -22,8 +22,45 @@ from vision.classifier import EMPTY, glyph_of
 COLUMNS = "ABCDEFGHIJKLMNO"
 SHRINK = 0.6  # share of the references' covariance replaced by its mean variance
 GENERAL_WEIGHT = 1.0  # weight of the general model's log-probabilities against the references'
+# the discriminant's scores divided by this are the references' log-odds: fitted to one
+# photo of each letter, its raw scores claim hundreds of nats where a casual photo shows less
+TEMPERATURE = 20.0
+SETTLED = 0.9  # tiles read at least this surely show how a photo moves its tiles' looks
+MIN_SETTLED = 5  # fewer such tiles tell nothing about the photo
+KEPT = 2.0  # a letter's references weigh as much as this many of the photo's sure tiles of it
 ELSEWHERE = 1e-4  # the references' share for glyphs they have no example of
 FORMAT = 1
+
+
+class Discriminant:
+    """A linear discriminant of the references' classes: their means (C, D), the glyph each
+    shows (C,) and the precision (inverse covariance) they share."""
+
+    def __init__(self, precision: np.ndarray, means: np.ndarray, owners: np.ndarray):
+        self.precision, self.means, self.owners = precision, means, owners
+        self.weights = means @ precision
+        self.bias = -0.5 * np.einsum("ij,ij->i", self.weights, means)
+
+    def scores(self, embeddings: np.ndarray) -> np.ndarray:
+        return embeddings @ self.weights.T + self.bias
+
+    def sure(self, embeddings, reading, glyphs) -> tuple[np.ndarray, np.ndarray]:
+        """Cells surely read as a letter or star that its references' classes agree with,
+        and the class nearest each cell."""
+        nearest = self.scores(embeddings).argmax(axis=1)
+        read = np.array(glyphs)[reading.argmax(axis=1)]
+        sure = ((reading.max(axis=1) > np.log(SETTLED)) & (read == self.owners[nearest])
+                & (read != EMPTY))
+        return sure, nearest
+
+    def moved(self, embeddings: np.ndarray, classes: np.ndarray) -> Discriminant:
+        """The discriminant with each class's mean moved towards the given cells of it, as
+        if they were KEPT references of their own."""
+        means = self.means.copy()
+        for c in np.unique(classes):
+            cells = embeddings[classes == c]
+            means[c] = (KEPT * means[c] + cells.sum(axis=0)) / (KEPT + len(cells))
+        return Discriminant(self.precision, means, self.owners)
 
 
 @dataclass
@@ -40,7 +77,7 @@ class Profile:
     ref_classes: np.ndarray = field(repr=False)  # glyph, or '.' + layout code for empty cells
     letters: list[str] = field(default_factory=list)  # glyphs with letter/star references
     warned: bool = field(default=False, repr=False)
-    _fitted: tuple | None = field(default=None, repr=False)
+    _fitted: Discriminant | None = field(default=None, repr=False)
 
     @property
     def ref_glyphs(self) -> np.ndarray:
@@ -48,34 +85,50 @@ class Profile:
 
     # -- reading -------------------------------------------------------------------------
     def adjust(self, log_probs: np.ndarray, embeddings: np.ndarray, glyphs) -> np.ndarray:
-        """(N, G) glyph log-probabilities corrected with the box's references: a product of
-        the general model (weighted) and the references' own verdict. A profile without an
-        alphabet photo leaves the general model's reading as it is."""
+        """(N, G) glyph log-probabilities of one photo's cells corrected with the box's
+        references: a product of the general model (weighted) and the references' own
+        verdict. The photo's surely read tiles then show how its light and focus move every
+        tile's look and how each of their letters looks in it, and the cells are read again.
+        A profile without an alphabet photo leaves the general model's reading as it is."""
         if not self.letters:  # empty cells alone do not tell an unseen tile from a square
             return log_probs
-        votes = self.votes(normalised(embeddings), list(glyphs))
-        combined = GENERAL_WEIGHT * np.asarray(log_probs, np.float32) + votes
+        glyphs = list(glyphs)
+        embeddings = normalised(embeddings)
+        fitted = self._discriminant()
+        reading = self._combined(log_probs, embeddings, glyphs, fitted)
+        sure, nearest = fitted.sure(embeddings, reading, glyphs)
+        if sure.sum() < MIN_SETTLED:
+            return reading
+        embeddings = embeddings - (embeddings[sure] - fitted.means[nearest[sure]]).mean(axis=0)
+        reading = self._combined(log_probs, embeddings, glyphs, fitted)
+        sure, nearest = fitted.sure(embeddings, reading, glyphs)
+        return self._combined(log_probs, embeddings, glyphs,
+                              fitted.moved(embeddings[sure], nearest[sure]))
+
+    def _combined(self, log_probs, embeddings, glyphs, fitted) -> np.ndarray:
+        combined = (GENERAL_WEIGHT * np.asarray(log_probs, np.float32)
+                    + self.votes(embeddings, glyphs, fitted))
         combined -= combined.max(axis=1, keepdims=True)
         return combined - np.log(np.exp(combined).sum(axis=1, keepdims=True))
 
-    def votes(self, embeddings: np.ndarray, glyphs: list[str]) -> np.ndarray:
+    def votes(self, embeddings: np.ndarray, glyphs: list[str],
+              fitted: Discriminant | None = None) -> np.ndarray:
         """(N, G) log-probabilities of each glyph by the references alone: a linear
         discriminant fitted to them (each kind of empty square a class of its own)."""
-        weights, bias, owners = self._discriminant()
-        scores = embeddings @ weights.T + bias
+        fitted = fitted or self._discriminant()
+        scores = fitted.scores(embeddings) / TEMPERATURE
         votes = np.full((len(embeddings), len(glyphs)), -np.inf, np.float32)
-        for glyph in set(owners):
+        for glyph in set(fitted.owners):
             column = glyphs.index(glyph)
-            votes[:, column] = np.logaddexp.reduce(scores[:, owners == glyph], axis=1)
+            votes[:, column] = np.logaddexp.reduce(scores[:, fitted.owners == glyph], axis=1)
         known = np.isfinite(votes[0])
         votes[:, known] -= np.logaddexp.reduce(votes[:, known], axis=1, keepdims=True)
         # glyphs the box has no example of: far less likely than its likeliest letter
         votes[:, ~known] = votes[:, known].max(axis=1, keepdims=True) + np.log(ELSEWHERE)
         return votes
 
-    def _discriminant(self):
-        """Class means and a shared, shrunk covariance of the references: weights (C, D),
-        biases (C,) and the glyph of each class."""
+    def _discriminant(self) -> Discriminant:
+        """Class means and a shared, shrunk covariance of the references."""
         if self._fitted is None:
             classes = sorted(set(self.ref_classes))
             index = {c: i for i, c in enumerate(classes)}
@@ -84,10 +137,9 @@ class Profile:
             spread = self.refs - means[members]
             cov = spread.T @ spread / len(self.refs)
             cov = (1 - SHRINK) * cov + SHRINK * np.trace(cov) / len(cov) * np.eye(len(cov))
-            weights = np.linalg.solve(cov, means.T).T
-            bias = -0.5 * np.einsum("ij,ij->i", weights, means)
-            self._fitted = (weights.astype(np.float32), bias.astype(np.float32),
-                            np.array([c[0] for c in classes]))
+            self._fitted = Discriminant(np.linalg.inv(cov).astype(np.float32),
+                                        means.astype(np.float32),
+                                        np.array([c[0] for c in classes]))
         return self._fitted
 
     @property

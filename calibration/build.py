@@ -20,7 +20,6 @@ from calibration.references import (
     letter_variants,
     model_hash,
     open_board,
-    variant_levels,
 )
 from engine.errors import ProfileError
 from engine.ruleset import Ruleset
@@ -142,15 +141,7 @@ def read_alphabet(path, ruleset: Ruleset, empty: dict):
     crops = letter_variants(photo.board, cells, turns)
     glyphs = _refuse_disorder(path, crops[:, 0], symbols)
     _, refs = embed(crops.reshape(-1, *crops.shape[2:]))
-    return glyphs, refs, variant_classes(glyphs)
-
-
-def variant_classes(glyphs: list[str]) -> np.ndarray:
-    """The class of each letter reference: its glyph, then the softness level when the
-    variant is softened (a soft tile's look is a class of its own, not a blend with sharp)."""
-    levels = variant_levels()
-    tags = np.array(["" if level == 0 else str(level) for level in levels])
-    return np.array([glyph + tag for glyph in glyphs for tag in tags])
+    return glyphs, refs, np.repeat(glyphs, crops.shape[1])
 
 
 def _off_colour(photo: PhotoBoard, empty: dict) -> np.ndarray:

@@ -29,10 +29,6 @@ LIGHT_SPREAD = 0.12  # std of a channel's gain: warm lamp / daylight / shade
 NOISE = 2.0  # grey levels of the strongest sensor noise simulated
 WOBBLE_DEGREES = 3.0  # std of the turn of a tile set askew
 MAX_BLUR = 1.0  # px (at 32 px per cell) of the softest focus simulated
-SOFT_LEVELS = (1.2, 2.0)  # px (at 32 px per cell): how soft a casual photo shows a tile
-SOFT_COPIES = 2  # variants of every letter crop at each soft level
-SHAKE_LENGTH = 2.5  # a shaken camera's streak is this many times the level long
-JPEG_QUALITY = (40, 90)
 RNG_SEED = 7  # references are the same every time the same photos are calibrated
 
 
@@ -101,9 +97,8 @@ def empty_references(crops: np.ndarray) -> np.ndarray:
 
 
 def letter_variants(board: np.ndarray, cells, turns: int) -> np.ndarray:
-    """Crops of the given upright cells (row, col), each shifted, scaled and relit, then
-    softened at each level: (len(cells), V, CROP, CROP, 3), turned upright, V in the order
-    of variant_levels(). `board` is the photo-order top-down view."""
+    """Crops of the given upright cells (row, col), each shifted, scaled and relit:
+    (len(cells), V, CROP, CROP, 3), turned upright. `board` is the photo-order top-down view."""
     rng = np.random.default_rng(RNG_SEED)
     out = []
     for row, col in cells:
@@ -112,20 +107,9 @@ def letter_variants(board: np.ndarray, cells, turns: int) -> np.ndarray:
                  for dx, dy in SHIFTS for s in SCALES]
         crops = np.rot90(np.asarray(crops), turns, axes=(1, 2))
         lit = np.concatenate([crops] + [relit(wobbled(crops, rng), rng)
-                                         for _ in range(LIGHTS - 1)]
-                             + [relit(softened(crops, level, rng), rng)
-                                for level in SOFT_LEVELS for _ in range(SOFT_COPIES)])
+                                         for _ in range(LIGHTS - 1)])
         out.append(lit)
     return np.asarray(out, np.uint8)
-
-
-def variant_levels() -> np.ndarray:
-    """The softness level (0 = as photographed, then 1, 2, ... by SOFT_LEVELS) of each
-    variant letter_variants gives."""
-    sharp = len(SHIFTS) * len(SCALES) * LIGHTS
-    soft = [np.full(len(SHIFTS) * len(SCALES) * SOFT_COPIES, k + 1)
-            for k in range(len(SOFT_LEVELS))]
-    return np.concatenate([np.zeros(sharp, int), *soft])
 
 
 def _photo_cell(row: int, col: int, turns: int) -> tuple[int, int]:
@@ -146,37 +130,6 @@ def wobbled(crops: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         sigma = rng.uniform(0, MAX_BLUR)
         out[i] = cv2.GaussianBlur(crop, (0, 0), sigma) if sigma > 0.3 else crop
     return out
-
-
-def softened(crops: np.ndarray, level: float, rng: np.random.Generator) -> np.ndarray:
-    """The crops as a casual photo shows them, about `level` px soft: fewer pixels, out of
-    focus or shaken, then JPEG-coded."""
-    size = crops.shape[1]
-    out = np.empty_like(crops)
-    for i, crop in enumerate(crops):
-        kind = rng.integers(3)
-        if kind == 0:  # a far board: fewer pixels across a cell
-            small = max(8, round(size / (1 + level)))
-            crop = cv2.resize(cv2.resize(crop, (small, small), interpolation=cv2.INTER_AREA),
-                              (size, size), interpolation=cv2.INTER_LINEAR)
-        elif kind == 1:
-            crop = cv2.GaussianBlur(crop, (0, 0), level)
-        else:
-            crop = cv2.filter2D(crop, -1, _streak(level, rng), borderType=cv2.BORDER_REPLICATE)
-        quality = int(rng.integers(*JPEG_QUALITY))
-        out[i] = cv2.imdecode(cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, quality])[1],
-                              cv2.IMREAD_COLOR)
-    return out
-
-
-def _streak(level: float, rng: np.random.Generator) -> np.ndarray:
-    """A motion-blur kernel: a line about SHAKE_LENGTH × level px long, in any direction."""
-    n = max(3, round(SHAKE_LENGTH * level) | 1)
-    kernel = np.zeros((n, n), np.float32)
-    kernel[n // 2] = 1
-    turn = cv2.getRotationMatrix2D(((n - 1) / 2, (n - 1) / 2), rng.uniform(0, 180), 1.0)
-    kernel = cv2.warpAffine(kernel, turn, (n, n))
-    return kernel / max(float(kernel.sum()), 1e-6)
 
 
 def relit(crops: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.box import Profile
+from calibration.box import KEPT, MIN_SETTLED, Profile
 from calibration.profile import build_profile, load_profile, profile_folder
 from companion_app.cli import main
 from engine.errors import ProfileError
@@ -105,6 +105,62 @@ def test_profile_without_alphabet_keeps_the_general_reading(box, tmp_path):
     plain = read_board(image, ruleset=ERUDIT)
     with_box = read_board(image, ruleset=ERUDIT, profile=load_profile("plain", tmp_path))
     assert with_box.board == plain.board and np.allclose(with_box.probs, plain.probs)
+
+
+GLYPHS = [".", "*", "А", "Б", "В", "Г"]
+
+
+def toy_profile(spread=0.05) -> tuple[Profile, np.ndarray]:
+    """A profile of an empty square and four letters whose references lie around orthogonal
+    means in 8 dimensions; the means, in GLYPHS order from the empty square on ('*' left out)."""
+    rng = np.random.default_rng(0)
+    means = np.eye(8)[:5]
+    classes = np.repeat(["..", "А", "Б", "В", "Г"], 40)
+    refs = means[[".АБВГ".index(c[0]) for c in classes]] + rng.normal(0, spread, (200, 8))
+    refs /= np.linalg.norm(refs, axis=1, keepdims=True)
+    profile = Profile(name="toy", ruleset="erudit", model="", layout=EMPTY, colours={},
+                      differences=[], refs=refs, ref_classes=classes, letters=list("АБВГ"))
+    return profile, means
+
+
+def test_a_photos_sure_tiles_show_how_it_moves_the_others():
+    # a photo's light and focus move every tile's look alike: here Б's towards А
+    profile, means = toy_profile()
+    shown = np.repeat([1, 2, 3, 4], 4)
+    cells = means[shown] + 0.6 * (means[1] - means[2])
+    plain = np.zeros((len(cells), len(GLYPHS)), np.float32)  # the general model knows nothing
+    before = profile.votes(cells / np.linalg.norm(cells, axis=1, keepdims=True), GLYPHS)
+    assert (before.argmax(axis=1)[shown == 2] == GLYPHS.index("А")).all()
+    after = profile.adjust(plain, cells, GLYPHS)
+    assert (after.argmax(axis=1) == shown + 1).all()
+    # too few sure tiles say nothing about the photo: the reading is left as it was
+    few = cells[shown == 2][: MIN_SETTLED - 1]
+    expected = profile.votes(few / np.linalg.norm(few, axis=1, keepdims=True), GLYPHS)
+    assert np.allclose(profile.adjust(plain[: len(few)], few, GLYPHS), expected, atol=1e-4)
+
+
+def test_references_do_not_overrule_a_sure_general_reading_on_thin_evidence():
+    # a tile a little nearer А's references than Б's, which the general model reads as Б
+    # at 1000 to 1 (7 nats): one alphabet photo is not evidence enough to turn that round
+    profile, means = toy_profile()
+    cell = 0.55 * means[1] + 0.45 * means[2]
+    general = np.log(np.full((1, len(GLYPHS)), 1e-6, np.float32))
+    general[0, GLYPHS.index("Б")], general[0, GLYPHS.index("А")] = np.log(0.999), np.log(0.001)
+    assert profile.votes(cell[None] / np.linalg.norm(cell), GLYPHS).argmax() == GLYPHS.index("А")
+    assert profile.adjust(general, cell[None], GLYPHS).argmax() == GLYPHS.index("Б")
+
+
+def test_sure_tiles_move_their_letters_references():
+    profile, means = toy_profile()
+    fitted = profile._discriminant()
+    cells = np.array([means[2] + 0.3, means[2] - 0.1])
+    index = list(fitted.owners).index("Б")
+    moved = fitted.moved(cells, np.array([index, index]))
+    expected = (KEPT * fitted.means[index] + cells.sum(axis=0)) / (KEPT + 2)
+    assert np.allclose(moved.means[index], expected, atol=1e-5)
+    others = np.arange(len(fitted.means)) != index
+    assert np.allclose(moved.means[others], fitted.means[others])
+    assert np.allclose(moved.precision, fitted.precision)
 
 
 def test_profile_layout_replaces_the_rulesets_once(box, capsys):
