@@ -2,7 +2,8 @@
 
     python -m bench.bench_locate [PHOTO...]
 
-Without arguments: rendered 4000×3000 photos (written as JPEG to a temp folder) plus the 12 MP
+Without arguments: rendered 4000×3000 photos (written as JPEG to a temp folder) of an early
+board in three styles and of a late-game board (LATE_TILES tiles) in each style, plus the 12 MP
 real photos under ../shared when present. Goal: locate + rectify cost less than one decode.
 """
 
@@ -21,19 +22,39 @@ from vision.rectify import rectify
 
 SHARED_12MP = "../shared/external/scrabble_assistant/ML/test/*.jpg"
 REPEATS = 7
+LATE_TILES = 110  # of 225 cells: half the photos players take show a board this full or more
 
 
 def _rendered_photos(folder: str) -> list[str]:
-    from vision.render import render_photo  # the renderer is only needed without arguments
+    from vision.render import STYLES  # the renderer is only needed without arguments
 
     board = ["." * 15] * 6 + ["....ЭРУДИТ.....", ".......О.......", ".......К......."] + ["." * 15] * 6
-    paths = []
-    for seed, style in enumerate(("erudit-black", "erudit-cream", "scrabble-hasbro")):
-        shot = render_photo(board, seed=seed, style=style, size=(4000, 3000))
-        path = os.path.join(folder, f"render_{style}.jpg")
-        cv2.imwrite(path, shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
-        paths.append(path)
+    paths = [_rendered(folder, f"render_{style}", board, seed, style)
+             for seed, style in enumerate(("erudit-black", "erudit-cream", "scrabble-hasbro"))]
+    for seed, style in enumerate(STYLES, start=100):
+        paths.append(_rendered(folder, f"render_late_{style}", _late_board(seed, style), seed, style))
     return paths
+
+
+def _late_board(seed: int, style: str) -> list[str]:
+    """LATE_TILES tiles of the style's alphabet on cells drawn at random."""
+    from vision.classifier import CYRILLIC, LATIN
+
+    rng = np.random.default_rng(seed)
+    letters = LATIN if style.startswith("scrabble") else CYRILLIC
+    rows = [["."] * 15 for _ in range(15)]
+    for cell in rng.choice(225, LATE_TILES, replace=False):
+        rows[cell // 15][cell % 15] = letters[int(rng.integers(len(letters)))]
+    return ["".join(row) for row in rows]
+
+
+def _rendered(folder: str, name: str, board: list[str], seed: int, style: str) -> str:
+    from vision.render import render_photo
+
+    shot = render_photo(board, seed=seed, style=style, size=(4000, 3000))
+    path = os.path.join(folder, f"{name}.jpg")
+    cv2.imwrite(path, shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    return path
 
 
 def _best_times(decode, work) -> tuple[float, float, object]:

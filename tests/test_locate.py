@@ -12,13 +12,20 @@ from engine.errors import PhotoError
 from vision.locate import (
     CELLS,
     LSD_SIDES,
+    SURE_MISFIT,
+    SURE_QUALITY,
     Location,
+    _alone,
     _crossing_lattices,
     _fitted,
     _grid_regions,
     _lattices,
+    _misfit,
     _pyramid,
+    _rescale,
     _segments,
+    _settled,
+    _shifted,
     _sure,
     locate_board,
     order_corners,
@@ -76,7 +83,7 @@ def test_tiles_on_every_corner_cell_do_not_move_the_grid():
 
 @pytest.mark.parametrize("style", ["erudit-black", "scrabble-vintage"])
 def test_a_grid_off_by_whole_cells_is_moved_back_onto_the_premium_layout(style):
-    from vision.locate import _layout_shift, _shifted
+    from vision.locate import _layout_shift
 
     shot = render_photo(PLAYED, seed=13, style=style, pose="frontal")
     corners = order_corners(shot.corners)
@@ -89,7 +96,7 @@ def test_a_grid_off_by_whole_cells_is_moved_back_onto_the_premium_layout(style):
 
 @pytest.mark.parametrize(("seed", "pose"), [(1, "any"), (4, "frontal")])
 def test_late_game_board_whose_tiles_outnumber_its_empty_squares(seed, pose):
-    from vision.locate import _layout_shift, _shifted
+    from vision.locate import _layout_shift
 
     # tiles hide the premium squares: the layout must still tell the grid from one a cell off
     shot = render_photo(LATE_GAME, seed=seed, style="erudit-black", pose=pose)
@@ -97,6 +104,41 @@ def test_late_game_board_whose_tiles_outnumber_its_empty_squares(seed, pose):
     for dx, dy in [(0, 0), (1, 0), (0, -1)]:
         assert _layout_shift(shot.image, _shifted(corners, (dx, dy)))[0] == (-dx, -dy)
     located_well(shot)
+
+
+def test_late_game_fit_is_sure_once_every_grid_moved_by_whole_cells_is_checked():
+    # Tiles hide most squares of several kinds: the layout explains the cells only if they may
+    # show the tiles' colour, and so it can explain a grid a few cells off, onto the margin
+    # (the full search ran: up to 40× a photo's decode). Such a fit is sure only when each grid
+    # moved by whole cells fits the layout clearly worse or, far off, has fewer lines.
+    shot = render_photo(LATE_GAME, seed=4, style="erudit-black", pose="frontal")
+    levels = _pyramid(shot.image)
+    small, scale = levels[-1]
+    fitted = _fitted(levels, _lattices(_segments(small, LSD_SIDES[0]), [(0, 1)])[0])
+    assert corner_error(fitted[0], shot.corners) < TOLERANCE
+    assert _misfit(small, _rescale(fitted[0], 1.0, scale), tiles=False) > SURE_MISFIT
+    assert _sure(levels, fitted)
+    truth = _rescale(order_corners(shot.corners), 1.0, scale)
+    for shift in [(1, 0), (0, -2), (-1, 3), (4, 0), (0, -5), (6, 6)]:
+        assert not _alone(levels, _shifted(truth, shift), SURE_QUALITY), shift
+
+
+def test_late_game_fit_with_fainter_lines_is_settled_when_two_segment_sizes_agree():
+    # Tiles hide a third of the line pieces (quality under SURE_QUALITY), yet the lattices of two
+    # segment sizes refine onto one grid: that grid is taken unless a grid moved by whole cells
+    # could be the board, or the two fits lie apart.
+    shot = render_photo(LATE_GAME, seed=5, style="erudit-cream", pose="frontal")
+    levels = _pyramid(shot.image)
+    small, scale = levels[-1]
+    fits = [_fitted(levels, _lattices(_segments(small, side), [(0, 1)])[0]) for side in LSD_SIDES[:2]]
+    assert all(corner_error(fit[0], shot.corners) < TOLERANCE for fit in fits)
+    assert not _sure(levels, fits[1]) and _settled(levels, fits[1], *fits)
+    cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / CELLS
+    apart = (fits[0][0] + np.float32([0.2 * cell, 0]),) + fits[0][1:]
+    assert not _settled(levels, fits[1], apart, fits[1])
+    for shift in [(1, 0), (0, -4), (7, 0)]:
+        moved = (_shifted(fits[1][0], shift),) + fits[1][1:]
+        assert not _settled(levels, moved, moved, moved), shift
 
 
 def test_corners_come_in_image_order():

@@ -52,6 +52,9 @@ MISFIT_WEIGHT = 0.5  # weight of the premium layout's misfit against the line qu
 STAYED = 0.5  # cells; a refinement that moved the guess less kept the layout's alignment
 SURE_QUALITY = 0.7  # line quality above which the lattice guess is not second-guessed ...
 SURE_MISFIT = 0.85  # ... when the premium layout also explains the cell colours this well
+SURE_GAP = 0.1  # layout fit a late-game grid must beat every grid a few cells off by
+FRAME_LINES = 2  # lines a frame or the board's edge can show beyond the grid, parallel to it
+AGREE = 0.05  # cells; two lattices refined this close converged on the lines
 
 
 @dataclass
@@ -97,15 +100,18 @@ def _search(levels):
     small, scale = levels[-1]
     best = segments = None
     seen = []
+    current = None
     for side in LSD_SIDES:
         segments = _segments(small, side)
         if side != LSD_SIDES[-1] and (segments is None or len(segments[0]) < MIN_QUICK_SEGMENTS):
             continue  # too few segments for a grid whose lines show at this size: look closer
         lattices = _lattices(segments, [(0, 1)])
         seen.append((segments, lattices))
+        previous, current = current, None
         for lattice in lattices:
-            best = _better(best, _fitted(levels, lattice))
-        if _sure(levels, best):
+            current = _better(current, _fitted(levels, lattice))
+        best = _better(best, current)
+        if _sure(levels, best) or _settled(levels, best, previous, current):
             return best
     # only then where they cross: a grid fitted to a crowd of tiles there can pass for sure
     regions = [_grid_regions(found, small.shape) for found, _ in seen]
@@ -166,11 +172,56 @@ def _plausible(fitted) -> bool:
 def _sure(levels, fitted) -> bool:
     """Whether a fit is the board beyond doubt: its lines stand out and the layout fits its
     cells even without the tiles' colour (a grid several cells off, onto a margin, can fit well
-    enough with it). A late-game board is not sure: the other guesses are tried too."""
+    enough with it) or, where tiles hide too many squares for that (late in a game), no grid
+    moved by whole cells can be the board."""
     if fitted is None or fitted[2] < SURE_QUALITY or fitted[3] > SURE_MISFIT:
         return False
     small, scale = levels[-1]
-    return _misfit(small, _rescale(fitted[0], 1.0, scale), tiles=False) <= SURE_MISFIT
+    corners = _rescale(fitted[0], 1.0, scale)
+    return (_misfit(small, corners, tiles=False) <= SURE_MISFIT
+            or _alone(levels, corners, fitted[2]))
+
+
+def _settled(levels, best, previous, current) -> bool:
+    """Whether the lattices of two line-segment sizes were refined onto one grid (within AGREE
+    cells at each corner) whose lines stand out at least half the time, and no grid moved by
+    whole cells can be the board: where tiles hide too many line pieces for a sure fit, the
+    refinement still converged on the lines, and the layout places the grid."""
+    if previous is None or current is None or best[3] > SURE_MISFIT:
+        return False
+    if best is not previous and best is not current:  # an earlier size's fit scored higher
+        return False
+    if min(previous[2], current[2]) < POLISH_BELOW:
+        return False
+    ends = [order_corners(fitted[0]) for fitted in (previous, current)]
+    if np.linalg.norm(ends[0] - ends[1], axis=1).max() > AGREE * _cell_size(ends[1]):
+        return False
+    small, scale = levels[-1]
+    return _alone(levels, _rescale(best[0], 1.0, scale), min(previous[2], current[2]))
+
+
+def _alone(levels, corners_small, quality) -> bool:
+    """Whether no grid moved by whole cells can be the board: the layout (tiles' colour allowed)
+    fits every grid up to MAX_SHIFT cells off clearly worse, and every grid further off that
+    could still show `quality` of its line pieces has fewer of them standing out."""
+    fits = _shift_fits(levels[-1][0], corners_small)
+    if fits[MAX_SHIFT, MAX_SHIFT] < np.delete(fits.ravel(), fits.size // 2).max() + SURE_GAP:
+        return False
+    reach = _reach(quality)
+    if reach <= MAX_SHIFT:
+        return True
+    counts = _shifted_line_counts(levels, corners_small, reach)
+    steps = np.abs(np.arange(-reach, reach + 1))
+    far = np.maximum(steps[:, None], steps[None, :]) > MAX_SHIFT
+    return bool(counts[reach, reach] > counts[far].max())
+
+
+def _reach(quality) -> int:
+    """Cells a grid can be off the board's and still show `quality` of its line pieces: k cells
+    off keeps (LINES - k) * CELLS + LINES * (CELLS - k) on the board; a frame or the board's
+    edge beyond the grid can add FRAME_LINES lines."""
+    pieces = 2 * LINES * CELLS
+    return int((pieces + FRAME_LINES * CELLS - quality * pieces) / (LINES + CELLS))
 
 
 def _better(best, fitted):
@@ -769,18 +820,41 @@ def _line_contrast(evidence) -> float:
     """Share of the grid's line pieces (16 lines × 15 cells, both ways) that stand out from the
     middles of the cells beside them in a view of VIEW_CELL px per cell with one cell of margin:
     the fit's quality, near 0 on a random texture."""
-    cell, margin = VIEW_CELL, 1
-    shares = []
-    for grad in (evidence[0], evidence[1].T):
-        band = slice(int(0.2 * cell), int(0.8 * cell))
-        rows = grad[margin * cell:(margin + CELLS) * cell].reshape(CELLS, cell, -1)[:, band].mean(1)
-        columns = rows.reshape(CELLS, CELLS + 2 * margin, cell)
-        middles = columns[:, :, int(0.3 * cell):int(0.7 * cell)].mean(axis=2)  # (segment, cell)
-        at = (margin + np.arange(LINES)) * cell
-        near = np.stack([rows[:, a - 2:a + 3].max(axis=1) for a in at], axis=1)  # (segment, line)
-        beside = (middles[:, margin - 1:margin + CELLS] + middles[:, margin:margin + CELLS + 1]) / 2
-        shares.append(near > LINE_CONTRAST * beside + NOISE_FLOOR)
-    return float(np.mean(shares))
+    return float(np.mean([_standing_out(grad, 1, np.arange(LINES))
+                          for grad in (evidence[0], evidence[1].T)]))
+
+
+def _standing_out(grad, margin, numbers, reach=0):
+    """(segment, line) whether each piece of the vertical lines `numbers` (0 the grid's first)
+    stands out from the middles of the cells beside it, in |d/dx| of a view of VIEW_CELL px per
+    cell with `margin` cells around the grid; pieces from `reach` cells before the grid's first
+    row to `reach` after its last."""
+    cell = VIEW_CELL
+    band = slice(int(0.2 * cell), int(0.8 * cell))
+    count = CELLS + 2 * reach
+    rows = grad[(margin - reach) * cell:(margin - reach + count) * cell]
+    rows = rows.reshape(count, cell, -1)[:, band].mean(1)
+    columns = rows.reshape(count, CELLS + 2 * margin, cell)
+    middles = columns[:, :, int(0.3 * cell):int(0.7 * cell)].mean(axis=2)  # (segment, cell)
+    at = (margin + numbers) * cell
+    near = np.stack([rows[:, a - 2:a + 3].max(axis=1) for a in at], axis=1)  # (segment, line)
+    beside = (middles[:, margin + numbers - 1] + middles[:, margin + numbers]) / 2
+    return near > LINE_CONTRAST * beside + NOISE_FLOOR
+
+
+def _shifted_line_counts(levels, corners_small, reach):
+    """(dy, dx) line pieces standing out of the grid moved by up to `reach` cells each way."""
+    source, factor = _level_for(levels, corners_small, VIEW_CELL)
+    corners = _rescale(corners_small, levels[-1][1], factor)
+    view, _ = _grid_view(source, corners, VIEW_CELL, reach + 1)
+    numbers = np.arange(-reach, LINES + reach)
+    grad_x, grad_y = _line_evidence(view)
+    counts = []
+    for grad in (grad_x, grad_y.T):
+        pieces = _standing_out(grad, reach + 1, numbers, reach)  # (segment, line) from -reach
+        windows = np.lib.stride_tricks.sliding_window_view(pieces, (CELLS, LINES))
+        counts.append(windows.sum(axis=(-2, -1)))  # (segment shift, line shift)
+    return counts[0] + counts[1].T
 
 
 def _cell_size(corners: np.ndarray) -> float:
@@ -925,12 +999,17 @@ def _layout_shift(image, corners):
     a grid off by a row or column (a printed margin or a row of tiles taken for cells) puts
     them in the wrong cells. Return the (dx, dy) in cells of the nearby grid whose cell colours
     the layout explains best, and that grid's misfit (1 - share of colour variance explained)."""
-    view, _ = _grid_view(image, corners, LAYOUT_CELL, MAX_SHIFT)
-    fits = _layout_fits(_cell_colours(view, LAYOUT_CELL, MAX_SHIFT)).max(axis=0)  # (dy, dx)
+    fits = _shift_fits(image, corners)
     dy, dx = np.unravel_index(int(np.argmax(fits)), fits.shape)
     if fits[dy, dx] > fits[MAX_SHIFT, MAX_SHIFT] + SHIFT_GAIN:
         return (int(dx) - MAX_SHIFT, int(dy) - MAX_SHIFT), 1 - float(fits[dy, dx])
     return (0, 0), 1 - float(fits[MAX_SHIFT, MAX_SHIFT])
+
+
+def _shift_fits(image, corners):
+    """(dy, dx) layout fit of each grid up to MAX_SHIFT cells off `corners`, better layout's."""
+    view, _ = _grid_view(image, corners, LAYOUT_CELL, MAX_SHIFT)
+    return _layout_fits(_cell_colours(view, LAYOUT_CELL, MAX_SHIFT)).max(axis=0)
 
 
 SCALES = 1.25 ** np.linspace(-1, 1, 9)  # sizes, against the guess, of the grids tried per axis
@@ -1008,17 +1087,22 @@ def _layout_fits(colours):
     measured letting any cell show the tiles' colour (one colour per kind besides it, against
     one colour besides it): the better of the two counts (the second less TILES_PENALTY)."""
     flat = _windows(colours)
-    fits = _kind_fits(flat)
     common = _common_colours(colours)
     # the tiles' colour is one of the guessed grid's two commonest (the other most often the
-    # plain squares'): the one that lets the layout explain the middle window best
+    # plain squares'): the one that lets the layout explain the middle window best. One call
+    # fits the middle window all three ways (a colour infinitely far from every cell: the plain
+    # fit), as on a single window the calls cost more than the arithmetic.
     middle = flat[..., (flat.shape[-4] - 1) // 2, (flat.shape[-3] - 1) // 2, :, :]
-    middle_fits = [_kind_fits(middle, _distances_to(middle, shared)) for shared in common]
-    best = int(np.argmax([part.max() for part in middle_fits]))
-    if fits.shape[-2:] == (1, 1):  # one window: that was all
-        tiled = middle_fits[best].reshape(fits.shape)
+    apart = np.full(middle.shape[:-2] + middle.shape[-1:], np.inf, np.float32)
+    shared = np.stack([apart] + [_distances_to(middle, colour) for colour in common])
+    middle_fits = _kind_fits(np.broadcast_to(middle, shared.shape[:1] + middle.shape), shared)
+    best = 1 + int(np.argmax([middle_fits[:, k].max() for k in range(1, len(shared))]))
+    if flat.shape[-4:-2] == (1, 1):  # one window: that was all
+        shape = middle_fits.shape[:1] + flat.shape[:-2]
+        fits, tiled = (middle_fits[:, k].reshape(shape) for k in (0, best))
     else:
-        tiled = _kind_fits(flat, _distances_to(flat, common[best]))
+        fits = _kind_fits(flat)
+        tiled = _kind_fits(flat, _distances_to(flat, common[best - 1]))
     return np.maximum(fits, tiled - TILES_PENALTY)
 
 
@@ -1044,13 +1128,19 @@ def _kind_fits(values, to_shared=None):
 
 KEY_STEP = np.float32(1e5)  # Lab units between the sort keys of two groups of cells
 FAR_OFF = np.float32(1e4)  # Lab units: stands for ± infinity in a median
+FAR_KEYS = np.array([0, -FAR_OFF, FAR_OFF], np.float32)  # key shift: kept, far below, far above
 
 
 def _grouping(groups):
-    """(order, sizes, starts, key offsets) that put the cells of each group in turn."""
+    """(order or None, sizes, starts, key offsets, group of each place) that put the cells of
+    each group in turn."""
     sizes = np.array([len(cells) for cells in groups])
     offsets = np.repeat(np.arange(len(groups), dtype=np.float32) * KEY_STEP, sizes)
-    return np.concatenate(groups), sizes, np.cumsum(sizes) - sizes, offsets
+    owners = np.repeat(np.arange(len(groups)), sizes)
+    order = np.concatenate(groups)
+    if np.array_equal(order, np.arange(len(order))):
+        order = None  # the cells as they come: no copy
+    return order, sizes, np.cumsum(sizes) - sizes, offsets, owners
 
 
 LAYOUT_GROUPS = [_grouping(cells) for cells in LAYOUT_CELLS]
@@ -1062,21 +1152,24 @@ def _grouped_spread(values, grouping, to_shared=None):
     (the upper one) of its group, capped at COLOUR_CAP. With `to_shared`, the distance of each
     colour from a shared one, the median is of the colours off it (further than CLEAN_STEP)
     and each distance is from the nearer of the two. One sort serves all groups: their sort
-    keys lie KEY_STEP apart."""
-    order, sizes, starts, offsets = grouping
-    values = values[..., order]
-    keys = values + offsets
+    keys lie KEY_STEP apart. (np.take and one shift per cell, not fancy indexing and np.where
+    over the channels: several times faster on the many windows of _best_scaled.)"""
+    order, sizes, starts, offsets, owners = grouping
+    if order is not None:
+        values = np.take(values, order, axis=-1)
+    shift = offsets
     if to_shared is not None:
-        to_shared = to_shared[..., order]
+        if order is not None:
+            to_shared = np.take(to_shared, order, axis=-1)
         near = to_shared <= CLEAN_STEP
-        # near colours go alternately far below and far above: the median is that of the others
+        # near colours go alternately far above and far below: the median is that of the others
         counts = np.cumsum(near, axis=-1, dtype=np.int16)
-        before = np.repeat(counts[..., starts] - near[..., starts], sizes, axis=-1)
-        spaced = offsets + np.where((counts - before) % 2 == 1, FAR_OFF, -FAR_OFF)
-        keys = np.where(near[..., None, :], spaced[..., None, :], keys)
+        before = np.take(counts[..., starts] - near[..., starts], owners, axis=-1)
+        shift = (offsets + FAR_KEYS[near * (1 + ((counts - before) & 1))])[..., None, :]
+    keys = values + shift
     keys.sort(axis=-1)
     middles = starts + sizes // 2
-    diff = values - np.repeat(keys[..., middles] - offsets[middles], sizes, axis=-1)
+    diff = values - np.take(keys[..., middles] - offsets[middles], owners, axis=-1)
     distance = np.sqrt(np.einsum("...cn,...cn->...n", diff, diff))
     if to_shared is not None:
         distance = np.minimum(distance, to_shared)
