@@ -1,6 +1,7 @@
 """Speed and memory of reading a photo, next to a plain JPEG decode of the same file.
 
     python -m bench.bench_read                  # the 12 MP real photos + rendered 12 MP photos
+                                                # (three mid-game, two late-game boards)
     python -m bench.bench_read photo.jpg ...
 
 For each photo: cv2.imread time (best of 3), read_photo time (best of 3; decode included, model
@@ -21,11 +22,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from bench.bench_locate import late_board, write_render
 from vision.read import read_photo
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
 REAL_12MP = [EXTERNAL / "scrabble_assistant" / "ML" / "test" / f"test{n}.jpg" for n in (10, 12, 14)]
-RENDERED = 3  # rendered 4000×3000 photos added to the real ones
+RENDERED = 3  # rendered 4000×3000 mid-game photos added to the real ones ...
+LATE_STYLES = ("erudit-black", "erudit-cream")  # ... and a late-game board in each Эрудит look
 REPEATS = 3
 
 # VmHWM (not ru_maxrss, which a child inherits from its parent across fork and exec).
@@ -56,6 +59,9 @@ def rendered_photos(folder: Path) -> list[Path]:
         path = folder / f"rendered_{i}.jpg"
         cv2.imwrite(str(path), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         paths.append(path)
+    for seed, style in enumerate(LATE_STYLES, start=100):
+        board = late_board(seed, style)
+        paths.append(Path(write_render(str(folder), f"late_{style}", board, seed, style)))
     return paths
 
 

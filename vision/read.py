@@ -165,12 +165,15 @@ def tiles_unlike(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray) -> np.
         colour_limit = ALIKE_SPREAD * np.median(usual[:, 0]) + ALIKE_SLACK
         cells = doubtful[kinds[doubtful] == kind]
         off = _off_neighbours(looks, clear, cells)[:, 0]
-        to_tiles = np.array([np.linalg.norm(faces[cell] - np.median(faces[_nearest(tiles, cell)],
-                                                                     axis=0))
-                             for cell in cells])
         covered[cells] = ((off > np.maximum(UNLIKE * colour_limit, UNLIKE_COLOUR))
-                          & (to_tiles < NEARER_TILES * off))
+                          & (_off_faces(faces, tiles, cells) < NEARER_TILES * off))
     return covered
+
+
+def _off_faces(faces: np.ndarray, tiles: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Colour distance of each cell's centre from the median face of its nearest clear tiles."""
+    return np.array([np.linalg.norm(faces[cell] - np.median(faces[_nearest(tiles, cell)], axis=0))
+                     for cell in cells])
 
 
 def _centre_looks(crops: np.ndarray) -> np.ndarray:
