@@ -29,14 +29,14 @@ def _rendered_photos(folder: str) -> list[str]:
     from vision.render import STYLES  # the renderer is only needed without arguments
 
     board = ["." * 15] * 6 + ["....ЭРУДИТ.....", ".......О.......", ".......К......."] + ["." * 15] * 6
-    paths = [_rendered(folder, f"render_{style}", board, seed, style)
+    paths = [write_render(folder, f"render_{style}", board, seed, style)
              for seed, style in enumerate(("erudit-black", "erudit-cream", "scrabble-hasbro"))]
     for seed, style in enumerate(STYLES, start=100):
-        paths.append(_rendered(folder, f"render_late_{style}", _late_board(seed, style), seed, style))
+        paths.append(write_render(folder, f"render_late_{style}", late_board(seed, style), seed, style))
     return paths
 
 
-def _late_board(seed: int, style: str) -> list[str]:
+def late_board(seed: int, style: str) -> list[str]:
     """LATE_TILES tiles of the style's alphabet on cells drawn at random."""
     from vision.classifier import CYRILLIC, LATIN
 
@@ -48,7 +48,7 @@ def _late_board(seed: int, style: str) -> list[str]:
     return ["".join(row) for row in rows]
 
 
-def _rendered(folder: str, name: str, board: list[str], seed: int, style: str) -> str:
+def write_render(folder: str, name: str, board: list[str], seed: int, style: str) -> str:
     from vision.render import render_photo
 
     shot = render_photo(board, seed=seed, style=style, size=(4000, 3000))
