@@ -105,6 +105,13 @@ class Profile:
         return self._combined(log_probs, embeddings, glyphs,
                               fitted.moved(embeddings[sure], nearest[sure]))
 
+    def judge(self, log_probs: np.ndarray, embeddings: np.ndarray, glyphs) -> np.ndarray:
+        """(N, G) general log-probabilities (weighted) plus the references' votes, not
+        normalised: how well each glyph explains each crop, to compare the same tiles read
+        in other turns (vision.read.profile_turns)."""
+        return (GENERAL_WEIGHT * np.asarray(log_probs, np.float32)
+                + self.votes(normalised(embeddings), list(glyphs)))
+
     def _combined(self, log_probs, embeddings, glyphs, fitted) -> np.ndarray:
         combined = (GENERAL_WEIGHT * np.asarray(log_probs, np.float32)
                     + self.votes(embeddings, glyphs, fitted))

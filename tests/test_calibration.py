@@ -97,6 +97,15 @@ def test_profile_reads_the_box_better(box):
     assert wrong_cells(calibrated) <= 1
 
 
+@pytest.mark.parametrize("quarters", [1, 2, 3])
+def test_a_turned_photo_of_the_box_is_read_upright_by_its_profile(box, quarters):
+    # with a profile the upright is judged by the box's own letters (vision.read.profile_turns)
+    image = np.ascontiguousarray(np.rot90(cv2.imread(str(box["game"])), quarters))
+    profile = load_profile("green", box["data"])
+    reading = read_board(image, ruleset=profile.apply_to(ERUDIT), profile=profile)
+    assert reading.orientation == 90 * (4 - quarters) and wrong_cells(reading.board) <= 1
+
+
 def test_profile_without_alphabet_keeps_the_general_reading(box, tmp_path):
     profile = build_profile(box["empty"], None, "plain", "erudit", tmp_path)
     assert profile.letters == [] and "none (no alphabet photo)" in profile.summary()[-1]

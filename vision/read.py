@@ -78,7 +78,9 @@ def read_board(image: np.ndarray, *, ruleset: str | Ruleset = "erudit", profile=
     """Read every cell of the board in a BGR photo (PhotoError when no board can be read).
 
     `profile` is a calibrated box: any object with `adjust(log_probs, embeddings, glyphs)`
-    returning corrected glyph log-probabilities; None reads with the general model alone.
+    returning corrected glyph log-probabilities, `judge` (the same arguments: each glyph's
+    score for any crops) and `letters` (the glyphs it has references of; with them the box's
+    own letters find the upright); None reads with the general model alone.
     `turns` forces the upright (quarter turns counter-clockwise) when the caller knows it
     better than the letters do, e.g. from the tiles already on the board.
     """
@@ -92,7 +94,8 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     rules = load_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
     crops = board_crops(image, location.corners).reshape(GRID * GRID, *_crop_shape())
     stars = star_glyphs(rules.name)
-    log_probs, embeddings, turns = _classify_upright(crops, rules.alphabet, stars, turns)
+    log_probs, embeddings, turns = _classify_upright(crops, rules.alphabet, stars, turns,
+                                                     profile)
     if profile is not None:
         log_probs = profile.adjust(log_probs, embeddings, load_model().glyphs)
     labels = labels_for(rules.alphabet)
@@ -226,14 +229,16 @@ def _crop_shape() -> tuple[int, int, int]:
 
 
 def _classify_upright(crops: np.ndarray, alphabet, stars: tuple[str, ...],
-                      turns: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+                      turns: int | None = None, profile=None) -> tuple[np.ndarray, np.ndarray, int]:
     """Glyph log-probabilities and embeddings of every crop read upright, and the quarter
     turns (counter-clockwise) that make the board upright (found from the letters unless
     given)."""
     model = load_model()
     log_probs, embeddings = model.run(crops)
     empty = np.exp(log_probs[:, model.glyphs.index(EMPTY)])
-    if turns is None:
+    if turns is None and profile is not None and profile.letters:
+        turns = profile_turns(crops, log_probs, embeddings, profile)
+    elif turns is None:
         turns = find_turns(crops, log_probs, alphabet, stars)
     turns %= 4
     if turns:
@@ -269,6 +274,23 @@ def find_turns(crops: np.ndarray, log_probs: np.ndarray, alphabet,
         if best - second >= DECISIVE_VOTE:
             break
     return int(np.argmax(votes))
+
+
+def profile_turns(crops: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray,
+                  profile) -> int:
+    """find_turns for a calibrated box: every tile read in all four turns, each turn scored by
+    how well the box's references and the general model together explain its tiles. An unseen
+    font can look more upright turned to the general model alone."""
+    model = load_model()
+    tiles = np.flatnonzero(np.exp(log_probs[:, model.glyphs.index(EMPTY)]) < TILE)
+    if len(tiles) == 0:
+        return 0
+    totals = []
+    for k in range(4):
+        turned, turned_embeddings = model.run(np.ascontiguousarray(np.rot90(crops[tiles], k,
+                                                                             axes=(1, 2))))
+        totals.append(profile.judge(turned, turned_embeddings, model.glyphs).max(axis=1).sum())
+    return int(np.argmax(totals))
 
 
 def uncertain_cells(grid: np.ndarray, labels: list[str]) -> list[dict]:
