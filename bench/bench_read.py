@@ -48,21 +48,14 @@ print(int(status.split()[0]) / 1024)
 
 def rendered_photos(folder: Path) -> list[Path]:
     """A few 12 MP JPEGs rendered from a board with a game on it."""
-    from vision.render import render_photo
-
     board = (["." * 15] * 5 + ["..С..А..О......", "..*..П..Р.М....", "ПРОКРАСТИНАЦИЯ.",
              "..Р..Т..Е.М....", "..О..И..Н.О....", "..Ж..Я..Т.Н....", ".......ПИХТА...",
              "........Р......"] + ["." * 15] * 2)
-    paths = []
-    for i in range(RENDERED):
-        shot = render_photo(board, seed=9_050_000 + i, style="erudit-black", size=(4000, 3000))
-        path = folder / f"rendered_{i}.jpg"
-        cv2.imwrite(str(path), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
-        paths.append(path)
-    for seed, style in enumerate(LATE_STYLES, start=100):
-        board = late_board(seed, style)
-        paths.append(Path(write_render(str(folder), f"late_{style}", board, seed, style)))
-    return paths
+    paths = [write_render(str(folder), f"rendered_{i}", board, 9_050_000 + i, "erudit-black")
+             for i in range(RENDERED)]
+    paths += [write_render(str(folder), f"late_{style}", late_board(seed, style), seed, style)
+              for seed, style in enumerate(LATE_STYLES, start=100)]
+    return [Path(path) for path in paths]
 
 
 def best_ms(action, repeats: int = REPEATS) -> float:

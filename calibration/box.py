@@ -109,12 +109,15 @@ class Profile:
         """(N, G) general log-probabilities (weighted) plus the references' votes, not
         normalised: how well each glyph explains each crop, to compare the same tiles read
         in other turns (vision.read.profile_turns)."""
+        return self._joint(log_probs, normalised(embeddings), list(glyphs))
+
+    def _joint(self, log_probs, embeddings, glyphs, fitted=None) -> np.ndarray:
+        """The general model (weighted) plus the references' votes, on normalised embeddings."""
         return (GENERAL_WEIGHT * np.asarray(log_probs, np.float32)
-                + self.votes(normalised(embeddings), list(glyphs)))
+                + self.votes(embeddings, glyphs, fitted))
 
     def _combined(self, log_probs, embeddings, glyphs, fitted) -> np.ndarray:
-        combined = (GENERAL_WEIGHT * np.asarray(log_probs, np.float32)
-                    + self.votes(embeddings, glyphs, fitted))
+        combined = self._joint(log_probs, embeddings, glyphs, fitted)
         combined -= combined.max(axis=1, keepdims=True)
         return combined - np.log(np.exp(combined).sum(axis=1, keepdims=True))
 

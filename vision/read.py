@@ -139,8 +139,7 @@ def empties_alike(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray) -> np
         clear = np.flatnonzero((kinds == kind) & (probs[:, 0] > CLEAR_EMPTY))
         if len(clear) < MIN_ALIKE:
             continue
-        usual = _off_neighbours(looks, clear, clear)
-        colour_limit = ALIKE_SPREAD * np.median(usual[:, 0]) + ALIKE_SLACK
+        usual, colour_limit = _usual_spread(looks, clear)
         texture_limit = 1.5 * max(np.quantile(usual[:, 1], 0.95), 0) + ALIKE_SLACK
         cells = doubtful[kinds[doubtful] == kind]
         off = _off_neighbours(looks, clear, cells)
@@ -164,13 +163,19 @@ def tiles_unlike(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray) -> np.
         clear = np.flatnonzero((kinds == kind) & (empty > CLEAR_EMPTY))
         if len(clear) < MIN_UNLIKE:
             continue
-        usual = _off_neighbours(looks, clear, clear)
-        colour_limit = ALIKE_SPREAD * np.median(usual[:, 0]) + ALIKE_SLACK
+        _, colour_limit = _usual_spread(looks, clear)
         cells = doubtful[kinds[doubtful] == kind]
         off = _off_neighbours(looks, clear, cells)[:, 0]
         covered[cells] = ((off > np.maximum(UNLIKE * colour_limit, UNLIKE_COLOUR))
                           & (_off_faces(faces, tiles, cells) < NEARER_TILES * off))
     return covered
+
+
+def _usual_spread(looks: np.ndarray, clear: np.ndarray) -> tuple[np.ndarray, float]:
+    """How a kind's clear squares differ from their own neighbours ((len(clear), 2), as
+    _off_neighbours), and the colour distance beyond which a cell is unlike them."""
+    usual = _off_neighbours(looks, clear, clear)
+    return usual, ALIKE_SPREAD * float(np.median(usual[:, 0])) + ALIKE_SLACK
 
 
 def _off_faces(faces: np.ndarray, tiles: np.ndarray, cells: np.ndarray) -> np.ndarray:
@@ -285,11 +290,11 @@ def profile_turns(crops: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarr
     tiles = np.flatnonzero(np.exp(log_probs[:, model.glyphs.index(EMPTY)]) < TILE)
     if len(tiles) == 0:
         return 0
-    totals = []
-    for k in range(4):
-        turned, turned_embeddings = model.run(np.ascontiguousarray(np.rot90(crops[tiles], k,
-                                                                             axes=(1, 2))))
-        totals.append(profile.judge(turned, turned_embeddings, model.glyphs).max(axis=1).sum())
+    readings = [(log_probs[tiles], embeddings[tiles])]  # as they lie: already read
+    for k in (1, 2, 3):
+        readings.append(model.run(np.ascontiguousarray(np.rot90(crops[tiles], k, axes=(1, 2)))))
+    totals = [profile.judge(turned, turned_embeddings, model.glyphs).max(axis=1).sum()
+              for turned, turned_embeddings in readings]
     return int(np.argmax(totals))
 
 
