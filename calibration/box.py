@@ -8,15 +8,18 @@ cells and of its letters, used to correct the general classifier's readings of t
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import cv2
 import numpy as np
 
-from calibration.references import model_hash, normalised
+from calibration.references import empty_references, letter_references, model_hash, normalised
 from engine.errors import ProfileError
 from engine.ruleset import Layout, Ruleset
+from vision.cells import cut_cells
 from vision.classifier import EMPTY, glyph_of
 
 COLUMNS = "ABCDEFGHIJKLMNO"
@@ -64,6 +67,15 @@ class Discriminant:
 
 
 @dataclass
+class View:
+    """A calibration photo's top-down view at the crops' scale, and the quarter turns that
+    put its board upright: what a later model needs to make its own references."""
+
+    board: np.ndarray
+    turns: int = 0
+
+
+@dataclass
 class Profile:
     """One box. `refs` are L2-normalised embeddings of its cells, `ref_classes` what each shows."""
 
@@ -76,6 +88,8 @@ class Profile:
     refs: np.ndarray = field(repr=False)
     ref_classes: np.ndarray = field(repr=False)  # glyph, or '.' + layout code for empty cells
     letters: list[str] = field(default_factory=list)  # glyphs with letter/star references
+    empty_view: View | None = field(default=None, repr=False)
+    alphabet_view: View | None = field(default=None, repr=False)
     warned: bool = field(default=False, repr=False)
     _fitted: Discriminant | None = field(default=None, repr=False)
 
@@ -202,14 +216,57 @@ class Profile:
 
     # -- files ---------------------------------------------------------------------------
     def save(self, folder: Path) -> None:
+        """Write the profile's files, each whole or not at all (a rebuild may be cut short)."""
         folder.mkdir(parents=True, exist_ok=True)
         meta = {"format": FORMAT, "name": self.name, "ruleset": self.ruleset,
                 "model": self.model, "layout": self.layout, "colours": self.colours,
                 "differences": self.differences, "letters": self.letters}
-        (folder / "profile.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1),
-                                             encoding="utf-8")
-        np.savez_compressed(folder / "refs.npz", refs=self.refs.astype(np.float16),
-                            classes=np.array(self.ref_classes, dtype="U2"))
+        for name, view in ((EMPTY_VIEW, self.empty_view), (ALPHABET_VIEW, self.alphabet_view)):
+            if view is not None:
+                _replace(folder / name, lambda path, v=view: _write_png(path, v.board))
+                meta[f"{name.removesuffix('.png')}_turns"] = view.turns
+        _replace(folder / "refs.npz", lambda path: np.savez_compressed(
+            path, refs=self.refs.astype(np.float16), classes=np.array(self.ref_classes, "U2")))
+        _replace(folder / "profile.json", lambda path: path.write_text(
+            json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8"))
+
+    @property
+    def keeps_views(self) -> bool:
+        """Whether the profile keeps the calibration views its references come from
+        (profiles made before they were kept do not)."""
+        return self.empty_view is not None and (not self.letters or self.alphabet_view is not None)
+
+    def rebuilt(self) -> Profile:
+        """This profile with references made again by the loaded model from the views it
+        keeps (ValueError when they do not give the references it lists)."""
+        refs = [empty_references(cut_cells(self.empty_view.board))]
+        if self.letters:
+            view = self.alphabet_view
+            refs.append(letter_references(view.board, view.turns, len(self.letters))[1])
+        refs = np.concatenate(refs)
+        if len(refs) != len(self.ref_classes):
+            raise ValueError(f"its calibration photos give {len(refs)} references, "
+                             f"it lists {len(self.ref_classes)}")
+        return Profile(name=self.name, ruleset=self.ruleset, model=model_hash(),
+                       layout=self.layout, colours=self.colours, differences=self.differences,
+                       refs=normalised(refs), ref_classes=self.ref_classes,
+                       letters=self.letters, empty_view=self.empty_view,
+                       alphabet_view=self.alphabet_view)
+
+
+EMPTY_VIEW, ALPHABET_VIEW = "empty.png", "alphabet.png"
+
+
+def _write_png(path: Path, image: np.ndarray) -> None:
+    if not cv2.imwrite(str(path), image, [cv2.IMWRITE_PNG_COMPRESSION, 6]):
+        raise OSError(f"cannot write {path}")
+
+
+def _replace(path: Path, write) -> None:
+    """write(temporary path), then move it over `path` in one step."""
+    part = path.with_name(f".{path.stem}.part{path.suffix}")
+    write(part)
+    os.replace(part, path)
 
 
 def _hex(bgr) -> str:
@@ -230,15 +287,33 @@ def load_box(folder: Path, name: str) -> Profile:
         profile = Profile(name=meta["name"], ruleset=meta["ruleset"], model=meta["model"],
                           layout=list(meta["layout"]), colours=meta["colours"],
                           differences=meta["differences"], refs=normalised(refs),
-                          ref_classes=classes, letters=list(meta["letters"]))
+                          ref_classes=classes, letters=list(meta["letters"]),
+                          empty_view=_view(folder, EMPTY_VIEW, meta),
+                          alphabet_view=_view(folder, ALPHABET_VIEW, meta))
         _check_shape(profile)
+        if profile.model == model_hash():
+            return profile
+        if not profile.keeps_views:
+            raise ProfileError(f"profile {name} was made with another model and keeps no "
+                               "calibration photos; run erudit calibrate again")
+        profile = profile.rebuilt()
+        profile.save(folder)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ProfileError(f"profile {name!r} in {folder} is corrupt ({exc}); "
                            "run erudit calibrate again") from None
-    if profile.model != model_hash():
-        raise ProfileError(f"profile {name} was made with another model; "
-                           "run erudit calibrate again")
+    print(f"erudit: profile {name} was made with another model; its references were "
+          "made again from its calibration photos", file=sys.stderr)
     return profile
+
+
+def _view(folder: Path, name: str, meta: dict) -> View | None:
+    """A kept calibration view, or None when the profile keeps none (older profiles)."""
+    if not (folder / name).is_file():
+        return None
+    board = cv2.imread(str(folder / name), cv2.IMREAD_COLOR)
+    if board is None:
+        raise ValueError(f"{name} is not an image")
+    return View(board, int(meta.get(f"{name.removesuffix('.png')}_turns", 0)) % 4)
 
 
 def _check_shape(profile: Profile) -> None:

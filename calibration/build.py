@@ -12,12 +12,12 @@ import re
 
 import numpy as np
 
-from calibration.box import COLUMNS, Profile
+from calibration.box import COLUMNS, Profile, View
 from calibration.references import (
     PhotoBoard,
     embed,
     empty_references,
-    letter_variants,
+    letter_references,
     model_hash,
     open_board,
 )
@@ -123,7 +123,8 @@ def _symmetric(grid: np.ndarray) -> np.ndarray:
 
 
 def read_alphabet(path, ruleset: Ruleset, empty: dict):
-    """Letter/star glyphs and their reference embeddings from the alphabet photo."""
+    """Letter/star glyphs, their reference embeddings and the photo's top-down view (kept
+    so that a later model can make its own references) from the alphabet photo."""
     photo = open_board(path, "alphabet")
     symbols = [*ruleset.alphabet, STAR]
     log_probs, embeddings = embed(photo.crops.reshape(-1, *photo.crops.shape[2:]))
@@ -137,11 +138,9 @@ def read_alphabet(path, ruleset: Ruleset, empty: dict):
     if set(np.flatnonzero(occupied)) != set(laid):
         raise ProfileError(f"alphabet photo {path}: the tiles are not laid row by row from the "
                            "top-left corner")
-    cells = [divmod(i, GRID) for i in range(len(symbols))]
-    crops = letter_variants(photo.board, cells, turns)
+    crops, refs = letter_references(photo.board, turns, len(symbols))
     glyphs = _refuse_disorder(path, crops[:, 0], symbols)
-    _, refs = embed(crops.reshape(-1, *crops.shape[2:]))
-    return glyphs, refs, np.repeat(glyphs, crops.shape[1])
+    return glyphs, refs, np.repeat(glyphs, crops.shape[1]), View(photo.board, turns)
 
 
 def _off_colour(photo: PhotoBoard, empty: dict) -> np.ndarray:
@@ -255,13 +254,15 @@ def build(empty_path, alphabet_path, name: str, ruleset: Ruleset) -> Profile:
     empty = read_empty(empty_path)
     layout, differences = fit_layout(empty["layout"], ruleset)
     colours = square_colours(empty["photo"], empty["layout"], empty["lab"])
-    refs, letters = empty["refs"], []
+    refs, letters, alphabet = empty["refs"], [], None
     kinds = np.array([EMPTY + code for code in "".join(empty["layout"])])
     classes = np.tile(kinds, len(refs) // len(kinds))  # empty_references: 4 turns of 225
     if alphabet_path is not None:
-        letters, letter_refs, letter_glyphs = read_alphabet(alphabet_path, ruleset, empty)
+        letters, letter_refs, letter_glyphs, alphabet = read_alphabet(alphabet_path, ruleset,
+                                                                      empty)
         refs = np.concatenate([refs, letter_refs])
         classes = np.concatenate([classes, letter_glyphs])
     return Profile(name=name, ruleset=ruleset.name, model=model_hash(), layout=layout,
                    colours=colours, differences=differences, refs=refs, ref_classes=classes,
-                   letters=letters)
+                   letters=letters, empty_view=View(empty["photo"].board, 0),
+                   alphabet_view=alphabet)

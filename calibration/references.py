@@ -96,6 +96,14 @@ def empty_references(crops: np.ndarray) -> np.ndarray:
     return embed(np.concatenate(batch))[1]
 
 
+def letter_references(board: np.ndarray, turns: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The variants of the first `count` upright cells in reading order (count, V, CROP, CROP, 3)
+    and their embeddings (count × V, D), in that order."""
+    cells = [divmod(i, GRID) for i in range(count)]
+    crops = letter_variants(board, cells, turns)
+    return crops, embed(crops.reshape(-1, *crops.shape[2:]))[1]
+
+
 def letter_variants(board: np.ndarray, cells, turns: int) -> np.ndarray:
     """Crops of the given upright cells (row, col), each shifted, scaled and relit:
     (len(cells), V, CROP, CROP, 3), turned upright. `board` is the photo-order top-down view."""

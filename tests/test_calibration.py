@@ -238,9 +238,32 @@ def test_refuses_unknown_corrupt_and_stale_profiles(box, tmp_path):
             (folder / "profile.json").write_text(json.dumps(meta), encoding="utf-8")
     with pytest.raises(ProfileError, match="profile 'broken' .* is corrupt"):
         load_profile("broken", tmp_path)
-    with pytest.raises(ProfileError, match="profile stale was made with another model; "
-                                           "run erudit calibrate again"):
+    with pytest.raises(ProfileError, match="^profile stale was made with another model and "
+                                           "keeps no calibration photos; run erudit calibrate"):
         load_profile("stale", tmp_path)
+
+
+def test_a_profile_outlives_a_model_update(box, tmp_path, capsys):
+    """A profile keeps its calibration photos' top-down views, so a new model makes its own
+    references from them the first time the profile is loaded: the player calibrates once."""
+    source, folder = profile_folder("green", box["data"]), profile_folder("old", tmp_path)
+    folder.mkdir(parents=True)
+    for file in ("refs.npz", "empty.png", "alphabet.png"):
+        (folder / file).write_bytes((source / file).read_bytes())
+    meta = json.loads((source / "profile.json").read_text("utf-8"))
+    (folder / "profile.json").write_text(json.dumps({**meta, "model": "0" * 16}), "utf-8")
+    with np.load(folder / "refs.npz") as data:  # stand for another model's references
+        np.savez(folder / "refs.npz", refs=-data["refs"], classes=data["classes"])
+    capsys.readouterr()
+    profile = load_profile("old", tmp_path)
+    assert "profile old was made with another model" in capsys.readouterr().err
+    assert profile.model == box["profile"].model
+    assert np.allclose(profile.refs, box["profile"].refs, atol=2e-3)  # float16 on disk
+    assert json.loads((folder / "profile.json").read_text("utf-8"))["model"] == profile.model
+    assert not list(folder.glob(".*"))  # no half-written files left
+    image = cv2.imread(str(box["game"]))
+    again = read_board(image, ruleset=profile.apply_to(ERUDIT), profile=profile).board
+    assert wrong_cells(again) <= 1
 
 
 def test_cli_calibrate_then_read_with_the_profile(box, tmp_path, capsys):
