@@ -129,13 +129,17 @@ def read_alphabet(path, ruleset: Ruleset, empty: dict):
     symbols = [*ruleset.alphabet, STAR]
     log_probs, embeddings = embed(photo.crops.reshape(-1, *photo.crops.shape[2:]))
     turns, occupied = _laid_out(embeddings, log_probs, empty["refs"], len(symbols))
-    laid = _first_cells(turns, len(symbols))
-    occupied[laid] |= _off_colour(photo, empty)[laid]
+    laid = np.zeros(GRID * GRID, bool)
+    laid[_first_cells(turns, len(symbols))] = True
+    # in the laid-out cells colour alone tells a tile; elsewhere look, model and colour must
+    # all agree (the printed centre star looks like the star tile laid out)
+    off = _off_colour(photo, empty)
+    occupied = np.where(laid, occupied | off, occupied & off)
     count = int(occupied.sum())
     if count != len(symbols):
         raise ProfileError(f"alphabet photo {path}: {count} tiles, expected {len(symbols)} "
                            f"({len(ruleset.alphabet)} letters and the star)")
-    if set(np.flatnonzero(occupied)) != set(laid):
+    if not np.array_equal(occupied, laid):
         raise ProfileError(f"alphabet photo {path}: the tiles are not laid row by row from the "
                            "top-left corner")
     crops, refs = letter_references(photo.board, turns, len(symbols))

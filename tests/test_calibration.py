@@ -209,6 +209,14 @@ def test_refuses_a_wrong_number_of_tiles(box, tmp_path):
         build_profile(box["empty"], short, "x", "erudit", tmp_path)
 
 
+def test_refuses_a_tile_laid_beyond_the_alphabet(box, tmp_path):
+    board = list(ALPHABET)
+    board[10] = "......А........"
+    extra = photo(tmp_path, "extra", board, 5)
+    with pytest.raises(ProfileError, match=r"34 tiles, expected 33 \(32 letters and the star\)"):
+        build_profile(box["empty"], extra, "x", "erudit", tmp_path)
+
+
 def test_refuses_letters_out_of_order(tmp_path):
     # the order check trusts the general model only where it is sure: a box it reads well
     letters = list("".join(ERUDIT.alphabet))
