@@ -28,6 +28,10 @@ GENERAL_WEIGHT = 1.0  # weight of the general model's log-probabilities against 
 # the discriminant's scores divided by this are the references' log-odds: fitted to one
 # photo of each letter, its raw scores claim hundreds of nats where a casual photo shows less
 TEMPERATURE = 20.0
+# in judging a photo's upright the box's own letters count most: an unseen font on small,
+# blurred tiles can look more upright turned to the general model, whose sum then outweighs
+# the tempered votes (a novel box's board was read turned at weight 1; 96/96 right at 0.25)
+UPRIGHT_GENERAL_WEIGHT = 0.25
 SETTLED = 0.9  # tiles read at least this surely show how a photo moves its tiles' looks
 MIN_SETTLED = 5  # fewer such tiles tell nothing about the photo
 KEPT = 2.0  # a letter's references weigh as much as this many of the photo's sure tiles of it
@@ -120,18 +124,16 @@ class Profile:
                               fitted.moved(embeddings[sure], nearest[sure]))
 
     def judge(self, log_probs: np.ndarray, embeddings: np.ndarray, glyphs) -> np.ndarray:
-        """(N, G) general log-probabilities (weighted) plus the references' votes, not
-        normalised: how well each glyph explains each crop, to compare the same tiles read
-        in other turns (vision.read.profile_turns)."""
-        return self._joint(log_probs, normalised(embeddings), list(glyphs))
-
-    def _joint(self, log_probs, embeddings, glyphs, fitted=None) -> np.ndarray:
-        """The general model (weighted) plus the references' votes, on normalised embeddings."""
-        return (GENERAL_WEIGHT * np.asarray(log_probs, np.float32)
-                + self.votes(embeddings, glyphs, fitted))
+        """(N, G) general log-probabilities (weighted by UPRIGHT_GENERAL_WEIGHT) plus the
+        references' votes, not normalised: how well each glyph explains each crop, to compare
+        the same tiles read in other turns (vision.read.profile_turns)."""
+        return (UPRIGHT_GENERAL_WEIGHT * np.asarray(log_probs, np.float32)
+                + self.votes(normalised(embeddings), list(glyphs)))
 
     def _combined(self, log_probs, embeddings, glyphs, fitted) -> np.ndarray:
-        combined = self._joint(log_probs, embeddings, glyphs, fitted)
+        """The general model (weighted) times the references' verdict, normalised."""
+        combined = (GENERAL_WEIGHT * np.asarray(log_probs, np.float32)
+                    + self.votes(embeddings, glyphs, fitted))
         combined -= combined.max(axis=1, keepdims=True)
         return combined - np.log(np.exp(combined).sum(axis=1, keepdims=True))
 
