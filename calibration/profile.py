@@ -6,8 +6,10 @@
     >>> read_board(image, ruleset=box.apply_to(ruleset), profile=box)
 
 A profile is a small folder `DATA/profiles/NAME/`: profile.json (name, ruleset, model hash,
-layout, square colours, differences from the ruleset's layout) and refs.npz (reference
-embeddings of the box's empty cells and letters, valid only for the model that made them).
+layout, square colours, differences from the ruleset's layout), refs.npz (reference
+embeddings of the box's empty cells and letters, valid only for the model that made them)
+and empty.png / alphabet.png (the calibration photos' top-down views, from which another
+model makes its own references when the profile is first loaded by it).
 """
 
 from __future__ import annotations
