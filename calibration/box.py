@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import cv2
@@ -226,7 +226,7 @@ class Profile:
         for name, view in ((EMPTY_VIEW, self.empty_view), (ALPHABET_VIEW, self.alphabet_view)):
             if view is not None:
                 _replace(folder / name, lambda path, v=view: _write_png(path, v.board))
-                meta[f"{name.removesuffix('.png')}_turns"] = view.turns
+                meta[_turns_key(name)] = view.turns
         _replace(folder / "refs.npz", lambda path: np.savez_compressed(
             path, refs=self.refs.astype(np.float16), classes=np.array(self.ref_classes, "U2")))
         _replace(folder / "profile.json", lambda path: path.write_text(
@@ -249,11 +249,7 @@ class Profile:
         if len(refs) != len(self.ref_classes):
             raise ValueError(f"its calibration photos give {len(refs)} references, "
                              f"it lists {len(self.ref_classes)}")
-        return Profile(name=self.name, ruleset=self.ruleset, model=model_hash(),
-                       layout=self.layout, colours=self.colours, differences=self.differences,
-                       refs=normalised(refs), ref_classes=self.ref_classes,
-                       letters=self.letters, empty_view=self.empty_view,
-                       alphabet_view=self.alphabet_view)
+        return replace(self, model=model_hash(), refs=normalised(refs), _fitted=None)
 
 
 EMPTY_VIEW, ALPHABET_VIEW = "empty.png", "alphabet.png"
@@ -315,7 +311,12 @@ def _view(folder: Path, name: str, meta: dict) -> View | None:
     board = cv2.imread(str(folder / name), cv2.IMREAD_COLOR)
     if board is None:
         raise ValueError(f"{name} is not an image")
-    return View(board, int(meta.get(f"{name.removesuffix('.png')}_turns", 0)) % 4)
+    return View(board, int(meta.get(_turns_key(name), 0)) % 4)
+
+
+def _turns_key(view_file: str) -> str:
+    """profile.json's key for the upright turn of a kept view ("alphabet_turns")."""
+    return f"{Path(view_file).stem}_turns"
 
 
 def _check_shape(profile: Profile) -> None:

@@ -271,10 +271,9 @@ def find_turns(crops: np.ndarray, log_probs: np.ndarray, alphabet,
     for part in (tiles[:FIRST_ORIENTATION_TILES], tiles[FIRST_ORIENTATION_TILES:]):
         if len(part) == 0:
             break
-        batch = np.concatenate([np.rot90(crops[part], k, axes=(1, 2)) for k in (1, 2, 3)])
-        turned, _ = model.run(np.ascontiguousarray(batch))
-        every = np.concatenate([log_probs[part], turned])
-        votes += every[:, letters].max(axis=1).reshape(4, len(part)).sum(axis=1)
+        turned, _ = _read_turned(model, crops[part])
+        every = np.concatenate([log_probs[part][None], turned])  # (4 turns, tiles, glyphs)
+        votes += every[..., letters].max(axis=2).sum(axis=1)
         second, best = np.sort(votes)[-2:]
         if best - second >= DECISIVE_VOTE:
             break
@@ -290,12 +289,20 @@ def profile_turns(crops: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarr
     tiles = np.flatnonzero(np.exp(log_probs[:, model.glyphs.index(EMPTY)]) < TILE)
     if len(tiles) == 0:
         return 0
-    readings = [(log_probs[tiles], embeddings[tiles])]  # as they lie: already read
-    for k in (1, 2, 3):
-        readings.append(model.run(np.ascontiguousarray(np.rot90(crops[tiles], k, axes=(1, 2)))))
-    totals = [profile.judge(turned, turned_embeddings, model.glyphs).max(axis=1).sum()
-              for turned, turned_embeddings in readings]
+    turned, turned_embeddings = _read_turned(model, crops[tiles])
+    readings = [(log_probs[tiles], embeddings[tiles]),  # as they lie: already read
+                *zip(turned, turned_embeddings, strict=True)]
+    totals = [profile.judge(reading, looks, model.glyphs).max(axis=1).sum()
+              for reading, looks in readings]
     return int(np.argmax(totals))
+
+
+def _read_turned(model, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The crops read turned 1, 2 and 3 quarter turns counter-clockwise, in one call:
+    (3, N, G) log-probabilities and (3, N, D) embeddings."""
+    batch = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in (1, 2, 3)])
+    log_probs, embeddings = model.run(np.ascontiguousarray(batch))
+    return log_probs.reshape(3, len(crops), -1), embeddings.reshape(3, len(crops), -1)
 
 
 def uncertain_cells(grid: np.ndarray, labels: list[str]) -> list[dict]:
