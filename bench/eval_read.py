@@ -3,9 +3,12 @@
     python -m bench.eval_read                       # all three sets, real photos also turned
     python -m bench.eval_read --sets synthetic --synthetic 60
     python -m bench.eval_read --model /tmp/m/tiles.onnx   # a candidate instead of the bundled one
+    python -m bench.eval_read --sets synthetic --fonts train --synthetic 200   # tuning renders
 
 Real photos live in ../shared/external (measurement only; sets that are absent are skipped).
 Per-cell accuracy counts the 225 cells of each upright reading against the hand label.
+Reader thresholds are chosen on the training fonts' renders (seeds TUNING_SEEDS, never trained
+on); the held-out fonts' renders only measure.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
 ERUDIT = EXTERNAL / "scrabble_assistant"
 JHEIDEL = EXTERNAL / "jheidel_scrabble-opencv"
 TURNS = (0, 90, 180, 270)
+TUNING_SEEDS = range(7_000_000, 7_100_000)  # cut by no training run with --seed below 60
 
 
 class Tally:
@@ -98,17 +102,20 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool)
     return tally
 
 
-def eval_synthetic(count: int, truth: bool = False) -> Tally:
-    """Held-out fonts and seeds; boards of every style in their own alphabets. With `truth`
-    the grid corners are the renderer's own, so only the cell reading is measured."""
-    tally = Tally("synthetic held-out" + (", true corners" if truth else ""))
+def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout") -> Tally:
+    """Held-out fonts and seeds (or, with fonts "train", the tuning renders); boards of every
+    style in their own alphabets. With `truth` the grid corners are the renderer's own, so only
+    the cell reading is measured."""
+    name = "synthetic held-out" if fonts == "heldout" else "synthetic tuning (training fonts)"
+    tally = Tally(name + (", true corners" if truth else ""))
+    seeds = EVAL_SEEDS if fonts == "heldout" else TUNING_SEEDS
     for i in range(count):
-        seed = EVAL_SEEDS.start + i
+        seed = seeds.start + i
         rng = np.random.default_rng(seed)
         style = STYLES[i % len(STYLES)]
         alphabet, ruleset = _synthetic_rules(style, rng)
         board = random_board(rng, alphabet)
-        shot = render_photo(board, seed=seed, style=style, fonts="heldout")
+        shot = render_photo(board, seed=seed, style=style, fonts=fonts)
         label = ["".join("*" if ch.islower() else ch for ch in row) for row in board]
         tag = f"seed {seed} {style} {ruleset}"
         where = Location(shot.corners, 0.0, 1.0) if truth else None
@@ -133,6 +140,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="real,jheidel,synthetic")
     parser.add_argument("--synthetic", type=int, default=40, help="held-out renders to read")
+    parser.add_argument("--fonts", choices=("heldout", "train"), default="heldout",
+                        help="renders to read: held-out fonts, or the training fonts' tuning seeds")
     parser.add_argument("--no-turns", action="store_true", help="real photos only as taken")
     parser.add_argument("--model", type=Path, help="an .onnx (with its .json) to measure instead")
     args = parser.parse_args(argv)
@@ -149,8 +158,8 @@ def main(argv=None) -> None:
     if "jheidel" in sets:
         tallies.append(eval_photos("jheidel Scrabble (15 photos)", JHEIDEL, "scrabble", (0,), False))
     if "synthetic" in sets:
-        tallies.append(eval_synthetic(args.synthetic, truth=True))
-        tallies.append(eval_synthetic(args.synthetic))
+        tallies.append(eval_synthetic(args.synthetic, truth=True, fonts=args.fonts))
+        tallies.append(eval_synthetic(args.synthetic, fonts=args.fonts))
     print()
     for tally in tallies:
         if tally is not None:

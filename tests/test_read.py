@@ -260,3 +260,44 @@ def test_a_doubtful_empty_unlike_its_kind_and_like_the_tiles_is_a_tile():
     assert np.flatnonzero(tiles_unlike(crops, probs, kinds)).tolist() == [224]
     probs[224] = (0.95, 0.01, 0.01, 0.01, 0.01, 0.01)  # a confident empty square is left alone
     assert not tiles_unlike(crops, probs, kinds).any()
+
+
+class _Recorder:
+    """A stand-in classifier: every crop it is shown reads as glyph 2 with embedding 1."""
+
+    def __init__(self, glyphs: int = 6, dims: int = 3):
+        self.shown, self.glyphs, self.dims = [], glyphs, dims
+
+    def run(self, crops):
+        self.shown.append(np.array(crops))
+        log_probs = np.full((len(crops), self.glyphs), np.log(0.1 / (self.glyphs - 1)))
+        log_probs[:, 2] = np.log(0.9)
+        return log_probs, np.ones((len(crops), self.dims), np.float32)
+
+
+@pytest.mark.parametrize("turns", [0, 1])
+def test_doubtful_cells_are_read_again_from_shifted_crops(monkeypatch, turns):
+    import vision.read
+    from vision.read import SHIFTS, _look_again
+    model = _Recorder()
+    monkeypatch.setattr(vision.read, "load_model", lambda path=None: model)
+    rng = np.random.default_rng(0)
+    view = rng.integers(0, 255, (CROP * 11, CROP * 11, 3), dtype=np.uint8)
+    matrix = np.eye(6, dtype=np.float32)
+    log_probs = np.log(np.full((GRID * GRID, 6), 0.01))
+    log_probs[:, 0] = np.log(0.95)  # sure empty squares ...
+    log_probs[[7, 130]] = np.log([0.1, 0.4, 0.3, 0.1, 0.05, 0.05])  # ... but two doubtful cells
+    embeddings = np.zeros((GRID * GRID, 3), np.float32)
+    before = log_probs.copy()
+    _look_again(view, log_probs, embeddings, turns, matrix)
+    shown = model.shown[0]
+    assert len(shown) == 2 * len(SHIFTS)
+    dx, dy = SHIFTS[0]
+    assert np.array_equal(shown[0], np.rot90(cut_cell(view, 0, 7, dx=dx, dy=dy), turns))
+    assert np.array_equal(shown[len(SHIFTS)], np.rot90(cut_cell(view, 8, 10, dx=dx, dy=dy), turns))
+    sure = np.setdiff1d(np.arange(GRID * GRID), [7, 130])
+    assert np.array_equal(log_probs[sure], before[sure]) and not embeddings[sure].any()
+    # the mean over the five crops: the four shifted ones outvote the doubtful first reading
+    probs = np.exp(log_probs[[7, 130]])
+    assert np.allclose(probs.sum(axis=1), 1) and (probs.argmax(axis=1) == 2).all()
+    assert np.allclose(embeddings[[7, 130]], len(SHIFTS) / (len(SHIFTS) + 1))

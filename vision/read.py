@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 
 from engine.ruleset import Layout, Ruleset, load_ruleset
-from vision.cells import GRID, board_crops
+from vision.cells import GRID, board_image, cut_cell, cut_cells
 from vision.classifier import EMPTY, STAR, labels_for, load_model, masked, star_glyphs
 from vision.locate import Location, locate_board
 from vision.photo import load_for_reading
@@ -38,6 +38,8 @@ ALIKE_SLACK = 3.0  # Lab units allowed on top (noise, JPEG)
 CENTRE = slice(14, 34)  # the central 20 px of a crop: inside the cell's 32 px square
 UNLIKE = 2.0  # × its kind's colour limit: a square this unlike its own kind is covered ...
 UNLIKE_COLOUR = 30.0  # ... and this many Lab units off: another colour, not a shadow's shade
+DOUBTFUL = 0.6  # a cell whose best symbol is below this is read again from shifted crops ...
+SHIFTS = ((2, 0), (-2, 0), (0, 2), (0, -2))  # ... moved this many px (of 32 per cell)
 NEARER_TILES = 0.75  # ... when its colour is this much nearer the tiles' face than its kind's
 MIN_UNLIKE = 2  # clear squares a kind needs for that (few corners stay empty late in a game)
 WHERE = np.column_stack(np.divmod(np.arange(GRID * GRID), GRID)).astype(np.float32)
@@ -92,14 +94,16 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     """read_board on a grid already located (corners in image order, or any order: the
     reading is turned upright from the corners' first one)."""
     rules = load_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
-    crops = board_crops(image, location.corners).reshape(GRID * GRID, *_crop_shape())
+    view = board_image(image, location.corners)
+    crops = cut_cells(view).reshape(GRID * GRID, *_crop_shape())
     stars = star_glyphs(rules.name)
-    log_probs, embeddings, turns = _classify_upright(crops, rules.alphabet, stars, turns,
-                                                     profile)
-    if profile is not None:
-        log_probs = profile.adjust(log_probs, embeddings, load_model().glyphs)
     labels = labels_for(rules.alphabet)
     matrix = load_model().label_matrix(labels, stars)
+    log_probs, embeddings, turns = _classify_upright(crops, rules.alphabet, stars, turns,
+                                                     profile)
+    _look_again(view, log_probs, embeddings, turns, matrix)
+    if profile is not None:
+        log_probs = profile.adjust(log_probs, embeddings, load_model().glyphs)
     probs = masked(log_probs, matrix)
     kinds = np.rot90(premium_kinds(rules.layout), -turns).reshape(-1)
     alike, covered = empties_alike(crops, probs, kinds), tiles_unlike(crops, probs, kinds)
@@ -115,6 +119,25 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
         location=location,
         embeddings=np.ascontiguousarray(np.rot90(embeddings.reshape(GRID, GRID, -1), turns)),
     )
+
+
+def _look_again(view: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray, turns: int,
+                matrix: np.ndarray) -> None:
+    """Doubtful cells read again from crops shifted a little each way, in place: their
+    log-probabilities become the renormalised mean over all five crops, their embeddings the
+    mean. A misread of one crop's framing rarely survives four others; sure cells are left."""
+    doubtful = np.flatnonzero(masked(log_probs, matrix).max(axis=1) < DOUBTFUL)
+    if len(doubtful) == 0:
+        return
+    shifted = [np.rot90(cut_cell(view, *divmod(int(cell), GRID), dx=dx, dy=dy), turns)
+               for cell in doubtful for dx, dy in SHIFTS]
+    more, more_embeddings = load_model().run(np.ascontiguousarray(shifted))
+    views = len(SHIFTS) + 1
+    total = log_probs[doubtful] + more.reshape(len(doubtful), len(SHIFTS), -1).sum(axis=1)
+    mean = total / views
+    log_probs[doubtful] = mean - np.log(np.exp(mean).sum(axis=1, keepdims=True))
+    looks = more_embeddings.reshape(len(doubtful), len(SHIFTS), -1).sum(axis=1)
+    embeddings[doubtful] = (embeddings[doubtful] + looks) / views
 
 
 def premium_kinds(layout: Layout) -> np.ndarray:
