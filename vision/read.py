@@ -38,10 +38,10 @@ ALIKE_SLACK = 3.0  # Lab units allowed on top (noise, JPEG)
 CENTRE = slice(14, 34)  # the central 20 px of a crop: inside the cell's 32 px square
 UNLIKE = 2.0  # × its kind's colour limit: a square this unlike its own kind is covered ...
 UNLIKE_COLOUR = 30.0  # ... and this many Lab units off: another colour, not a shadow's shade
-DOUBTFUL = 0.6  # a cell whose best symbol is below this is read again from shifted crops ...
-SHIFTS = ((2, 0), (-2, 0), (0, 2), (0, -2))  # ... moved this many px (of 32 per cell)
 NEARER_TILES = 0.75  # ... when its colour is this much nearer the tiles' face than its kind's
 MIN_UNLIKE = 2  # clear squares a kind needs for that (few corners stay empty late in a game)
+DOUBTFUL = 0.6  # a cell whose best symbol is below this is read again from shifted crops ...
+SHIFTS = ((2, 0), (-2, 0), (0, 2), (0, -2))  # ... moved this many px (of 32 per cell)
 WHERE = np.column_stack(np.divmod(np.arange(GRID * GRID), GRID)).astype(np.float32)
 
 
