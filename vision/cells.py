@@ -1,6 +1,7 @@
 """Cut a photographed board into 225 cell crops, each with some context around its square.
 
-    >>> crops = board_crops(image, corners)      # corners (4,2) TL,TR,BR,BL of the grid
+    >>> board = board_image(image, corners)      # corners (4,2) TL,TR,BR,BL of the grid
+    >>> crops = cut_cells(board)
     >>> crops.shape
     (15, 15, 48, 48, 3)
 
@@ -54,8 +55,3 @@ def cut_cell(board: np.ndarray, row: int, col: int, *, dx: float = 0.0, dy: floa
     matrix = np.float32([[k, 0, shift_x], [0, k, shift_y]])
     return cv2.warpAffine(board, matrix, (CROP, CROP), flags=cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_REPLICATE)
-
-
-def board_crops(image: np.ndarray, corners: np.ndarray) -> np.ndarray:
-    """Rectify then cut: (15, 15, CROP, CROP, 3) crops, cells in the corners' order."""
-    return cut_cells(board_image(image, corners))

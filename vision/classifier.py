@@ -78,7 +78,7 @@ class Model:
             return np.zeros((0, len(self.glyphs)), np.float32), np.zeros((0, 0), np.float32)
         x = self.prepare(crops)
         logits, embeddings = self.session.run(None, {"crops": x})
-        return _log_softmax(logits), embeddings
+        return log_softmax(logits), embeddings
 
     def prepare(self, crops: np.ndarray) -> np.ndarray:
         """(N, H, W, 3) uint8 BGR → the network's normalised (N, 3, H, W) float32 input."""
@@ -114,7 +114,8 @@ def masked(log_probs: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     return p / np.maximum(p.sum(axis=1, keepdims=True), 1e-30)
 
 
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise log-probabilities of unnormalised log-scores, shifted by the row maximum."""
     shifted = logits - logits.max(axis=1, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.ruleset import Layout, Ruleset, load_ruleset
 from vision.cells import GRID, board_image, cut_cell, cut_cells
-from vision.classifier import EMPTY, STAR, labels_for, load_model, masked, star_glyphs
+from vision.classifier import EMPTY, STAR, labels_for, load_model, log_softmax, masked, star_glyphs
 from vision.locate import Location, locate_board
 from vision.photo import load_for_reading
 
@@ -134,8 +134,7 @@ def _look_again(view: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray,
     more, more_embeddings = load_model().run(np.ascontiguousarray(shifted))
     views = len(SHIFTS) + 1
     total = log_probs[doubtful] + more.reshape(len(doubtful), len(SHIFTS), -1).sum(axis=1)
-    mean = total / views
-    log_probs[doubtful] = mean - np.log(np.exp(mean).sum(axis=1, keepdims=True))
+    log_probs[doubtful] = log_softmax(total / views)
     looks = more_embeddings.reshape(len(doubtful), len(SHIFTS), -1).sum(axis=1)
     embeddings[doubtful] = (embeddings[doubtful] + looks) / views
 
