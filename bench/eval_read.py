@@ -3,6 +3,7 @@
     python -m bench.eval_read                       # all three sets, real photos also turned
     python -m bench.eval_read --sets synthetic --synthetic 60
     python -m bench.eval_read --model /tmp/m/tiles.onnx   # a candidate instead of the bundled one
+    python -m bench.eval_read --second /tmp/m/tiles-second.onnx   # another second opinion
     python -m bench.eval_read --sets synthetic --fonts train --synthetic 200   # tuning renders
 
 Real photos live in ../shared/external (measurement only; sets that are absent are skipped).
@@ -129,11 +130,15 @@ def _synthetic_rules(style: str, rng) -> tuple[str, str]:
     return (LATIN, "scrabble") if rng.random() < 0.7 else (CYRILLIC, "scrabble-ru")
 
 
-def use_model(path: Path) -> None:
-    """Make read_board use the classifier at `path` (read.py looks load_model up by name)."""
+def use_model(path: Path, second: bool = False) -> None:
+    """Make read_board use the classifier at `path` (read.py looks load_model and load_second
+    up by name), as its first network or as its second opinion."""
     model = load_model(str(path))
-    vision.read.load_model = lambda path=None: model
-    print(f"model {path}: {model.meta.get('command', '?')}", flush=True)
+    if second:
+        vision.read.load_second = lambda: model
+    else:
+        vision.read.load_model = lambda path=None: model
+    print(f"{'second' if second else 'model'} {path}: {model.meta.get('command', '?')}", flush=True)
 
 
 def main(argv=None) -> None:
@@ -144,10 +149,13 @@ def main(argv=None) -> None:
                         help="renders to read: held-out fonts, or the training fonts' tuning seeds")
     parser.add_argument("--no-turns", action="store_true", help="real photos only as taken")
     parser.add_argument("--model", type=Path, help="an .onnx (with its .json) to measure instead")
+    parser.add_argument("--second", type=Path, help="an .onnx to use as the second opinion")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     if args.model is not None:
         use_model(args.model)
+    if args.second is not None:
+        use_model(args.second, second=True)
     sets = args.sets.split(",")
     tallies = []
     if "real" in sets:

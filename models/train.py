@@ -2,6 +2,8 @@
 
     python -m models.train --seed 1 --out models/            # the shipped model (~80 min)
     python -m models.train --seed 1 --out /tmp/m --shots 100 --epochs 1  # a quick smoke run
+    python -m models.train --seed 1 --shots 2000 --epochs 5 --shake --threads 2 \
+        --name tiles-second --out models/                  # the second opinion (~80 min)
 
 The data come from models.dataset (renderer → corners → rectify → the cutter's crops), seeded
 by --seed; no real photo is ever used. Prints progress; writes tiles.onnx (8-bit, quantized
@@ -58,7 +60,7 @@ class TileNet(nn.Module):
         return self.head(embedding), embedding
 
 
-def augment(x: torch.Tensor, labels: torch.Tensor, gen: torch.Generator):
+def augment(x: torch.Tensor, labels: torch.Tensor, gen: torch.Generator, shake: bool = False):
     """Photometric and resolution jitter on a float batch in [0,1] (N,3,H,W); turned tiles.
 
     Geometry (shift, scale, tilt, corner error) is already in the crops: the dataset cuts them
@@ -72,7 +74,7 @@ def augment(x: torch.Tensor, labels: torch.Tensor, gen: torch.Generator):
     mean = x.mean(dim=(1, 2, 3), keepdim=True)
     contrast = 0.7 + 0.6 * u(n, 1, 1, 1)
     x = ((x - mean) * contrast + mean) * gain * colour
-    x = _soften(x, gen)
+    x = _soften(x, gen, shake)
     x = x + u(n, 1, 1, 1) * 0.04 * torch.randn(x.shape, generator=gen)
     return x.clamp(0, 1), labels
 
@@ -96,8 +98,9 @@ def _turn(x, labels, gen):
     return out, labels
 
 
-def _soften(x, gen):
-    """Blur some crops by a down-and-up resize (far, soft or shaken photos)."""
+def _soften(x, gen, shake: bool = False):
+    """Blur some crops by a down-and-up resize (far or soft photos); with `shake` half the
+    time also along one line (a shaken hand): unseen fonts failed most in blur."""
     n, size = len(x), x.shape[-1]
     pick = torch.rand(n, generator=gen) < 0.3
     if not pick.any():
@@ -105,9 +108,27 @@ def _soften(x, gen):
     small = int(torch.randint(size * 5 // 8, size - 4, (1,), generator=gen))
     sub = F.interpolate(x[pick], size=(small, small), mode="bilinear", antialias=True,
                         align_corners=False)
+    soft = F.interpolate(sub, size=(size, size), mode="bilinear", align_corners=False)
+    if shake and torch.rand(1, generator=gen) < 0.5:
+        soft = _shake(soft, gen)
     x = x.clone()
-    x[pick] = F.interpolate(sub, size=(size, size), mode="bilinear", align_corners=False)
+    x[pick] = soft
     return x
+
+
+def _shake(x, gen, longest: int = 7):
+    """Motion blur: the mean along a line of random length (3..longest px) and direction."""
+    length = int(torch.randint(3, longest + 1, (1,), generator=gen))
+    angle = float(torch.rand(1, generator=gen)) * math.pi
+    kernel = torch.zeros(longest, longest)
+    half = (longest - 1) / 2
+    for t in torch.linspace(-(length - 1) / 2, (length - 1) / 2, 2 * length):
+        col = round(half + float(t) * math.cos(angle))
+        row = round(half + float(t) * math.sin(angle))
+        kernel[row, col] = 1.0
+    kernel = (kernel / kernel.sum()).expand(3, 1, longest, longest)
+    pad = longest // 2
+    return F.conv2d(F.pad(x, (pad,) * 4, mode="replicate"), kernel, groups=3)
 
 
 def to_input(crops: torch.Tensor) -> torch.Tensor:
@@ -122,7 +143,8 @@ def normalise(x: torch.Tensor) -> torch.Tensor:
 
 
 def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batch: int = 128,
-          lr: float = 3e-3, val: tuple | None = None, width: int = WIDTH) -> TileNet:
+          lr: float = 3e-3, val: tuple | None = None, width: int = WIDTH,
+          shake: bool = False) -> TileNet:
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = TileNet(width=width)
@@ -137,7 +159,7 @@ def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batc
         seen, loss_sum, right = 0, 0.0, 0
         for i in range(0, len(order), batch):
             idx = order[i:i + batch]
-            x, y = augment(to_input(data[idx]), target[idx], gen)
+            x, y = augment(to_input(data[idx]), target[idx], gen, shake)
             logits, _ = model(normalise(x))
             loss = F.cross_entropy(logits, y, label_smoothing=0.05)
             opt.zero_grad()
@@ -168,11 +190,11 @@ def accuracy(model: TileNet, crops: np.ndarray, labels: np.ndarray) -> float:
     return right / max(len(crops), 1)
 
 
-def export(model: TileNet, out: Path, meta: dict) -> Path:
-    """Write <out>/tiles.onnx and tiles.json (glyphs, input size, normalisation, provenance)."""
+def export(model: TileNet, out: Path, meta: dict, name: str = MODEL_NAME) -> Path:
+    """Write <out>/<name>.onnx and .json (glyphs, input size, normalisation, provenance)."""
     out.mkdir(parents=True, exist_ok=True)
     model.eval()
-    path = out / f"{MODEL_NAME}.onnx"
+    path = out / f"{name}.onnx"
     dummy = torch.zeros(1, 3, CROP, CROP)
     torch.onnx.export(model, dummy, str(path), input_names=["crops"],
                       output_names=["logits", "embedding"],
@@ -219,6 +241,10 @@ def main(argv=None) -> None:
     parser.add_argument("--workers", type=int, default=2)
     # One thread: on a shared 2-core machine two OpenMP threads ran 7× slower than one.
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--shake", action="store_true",
+                        help="motion-blur half of the blurred crops (the second opinion's recipe)")
+    parser.add_argument("--name", default=MODEL_NAME,
+                        help="file name in --out: tiles, or tiles-second for the second opinion")
     parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -228,28 +254,33 @@ def main(argv=None) -> None:
     data_s = time.time() - t0
     print(f"data: {len(crops)} crops from {args.shots} shots in {data_s:.0f}s", flush=True)
     t1 = time.time()
-    model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val, width=args.width)
+    model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val, width=args.width,
+                  shake=args.shake)
     train_s = time.time() - t1
     meta = {"seed": args.seed, "shots": args.shots, "crops": int(len(crops)),
             "epochs": args.epochs, "width": args.width, "variety": args.variety,
+            "shake": args.shake, "train_threads": args.threads,
             "params": sum(p.numel() for p in model.parameters()),
             "val_accuracy": round(accuracy(model, *val), 5),
             "data_seconds": round(data_s), "train_seconds": round(train_s),
             "command": f"python -m models.train --seed {args.seed} --shots {args.shots} "
                        f"--epochs {args.epochs} --width {args.width}"
-                       f"{'' if args.variety else ' --no-variety'} --out models/"}
-    path, meta = shipped(model, args.out, meta, val)
+                       f"{'' if args.variety else ' --no-variety'}"
+                       f"{' --shake' if args.shake else ''} --threads {args.threads}"
+                       f" --name {args.name} --out models/"}
+    path, meta = shipped(model, args.out, meta, val, args.name)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB), val acc {meta['val_accuracy']} "
           f"(float {meta['float_val_accuracy']})")
 
 
-def shipped(model: TileNet, out: Path, meta: dict, val: tuple) -> tuple[Path, dict]:
+def shipped(model: TileNet, out: Path, meta: dict, val: tuple,
+            name: str = MODEL_NAME) -> tuple[Path, dict]:
     """Export the float model, quantize it to 8 bits into `out`, and record both accuracies."""
     from models.quantize import quantize
 
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        float_path = export(model, Path(tmp), meta)
+        float_path = export(model, Path(tmp), meta, name)
         path = quantize(float_path, out / float_path.name, val[0])
     reader = load_model(str(path))
     right = np.concatenate([reader.run(val[0][i:i + READ_BATCH])[0].argmax(axis=1)

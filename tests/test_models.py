@@ -18,22 +18,41 @@ def tiny_model(tmp_path_factory):
     from models.train import main
 
     out = tmp_path_factory.mktemp("model")
-    main(["--seed", "7", "--shots", "4", "--epochs", "1", "--workers", "1", "--out", str(out)])
+    main(["--seed", "7", "--shots", "4", "--epochs", "1", "--workers", "1", "--shake",
+          "--name", "tiles-second", "--out", str(out)])
     return out
 
 
 def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
-    meta = json.loads((tiny_model / "tiles.json").read_text("utf-8"))
+    meta = json.loads((tiny_model / "tiles-second.json").read_text("utf-8"))
     assert meta["glyphs"] == list(GLYPHS) and meta["input_size"] == 48
-    assert meta["quantized"] and meta["seed"] == 7 and meta["shots"] == 4
-    graph = onnx.load(str(tiny_model / "tiles.onnx")).graph
+    assert meta["quantized"] and meta["seed"] == 7 and meta["shots"] == 4 and meta["shake"]
+    assert "--shake" in meta["command"] and "--name tiles-second" in meta["command"]
+    assert meta["threads"] == 2  # onnxruntime's threads, not the training's
+    graph = onnx.load(str(tiny_model / "tiles-second.onnx")).graph
     assert any(node.op_type == "QuantizeLinear" for node in graph.node)
     # 8 bits cost the network next to nothing on its own validation crops
     assert abs(meta["val_accuracy"] - meta["float_val_accuracy"]) < 0.03
 
 
 def test_the_8_bit_model_reads_through_the_reader(tiny_model):
-    model = load_model(str(tiny_model / "tiles.onnx"))
+    model = load_model(str(tiny_model / "tiles-second.onnx"))
     log_probs, embeddings = model.run(np.zeros((3, 48, 48, 3), np.uint8))
     assert log_probs.shape == (3, len(GLYPHS)) and embeddings.shape[0] == 3
     assert np.allclose(np.exp(log_probs).sum(axis=1), 1, atol=1e-4)
+
+
+def test_shaking_smears_along_one_line_and_keeps_flat_colour():
+    import torch
+
+    from models.train import _shake
+
+    gen = torch.Generator().manual_seed(3)
+    flat = torch.full((1, 3, 16, 16), 0.4)
+    assert torch.allclose(_shake(flat, gen), flat, atol=1e-6)
+    dot = torch.zeros(1, 3, 17, 17)
+    dot[..., 8, 8] = 1.0
+    smeared = _shake(dot, gen)[0, 0]
+    assert abs(float(smeared.sum()) - 1) < 1e-5 and float(smeared.max()) < 0.5
+    lit = torch.nonzero(smeared > 1e-6)
+    assert 2 <= len(lit) <= 7  # a short line of pixels, not a disc

@@ -8,7 +8,14 @@ import pytest
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset, ruleset_names
 from vision.cells import CROP, GRID, board_image, cut_cell, cut_cells
-from vision.classifier import GLYPHS, glyph_of, labels_for, load_model, star_glyphs
+from vision.classifier import (
+    GLYPHS,
+    glyph_of,
+    labels_for,
+    load_model,
+    load_second,
+    star_glyphs,
+)
 from vision.read import read_board, read_photo
 from vision.render import render_photo
 
@@ -41,8 +48,9 @@ def erudit_words():
     return [row.replace("Ё", "Е") for row in WORDS]
 
 
-def test_model_covers_every_ruleset_alphabet_one_to_one():
-    model = load_model()
+@pytest.mark.parametrize("load", [load_model, load_second], ids=["model", "second"])
+def test_model_covers_every_ruleset_alphabet_one_to_one(load):
+    model = load()
     assert model.glyphs == GLYPHS
     assert model.size == CROP
     for name in ruleset_names():
@@ -276,11 +284,12 @@ class _Recorder:
 
 
 @pytest.mark.parametrize("turns", [0, 1])
-def test_doubtful_cells_are_read_again_from_shifted_crops(monkeypatch, turns):
+def test_doubtful_cells_are_read_again_from_shifted_crops_by_both_networks(monkeypatch, turns):
     import vision.read
     from vision.read import SHIFTS, _look_again
-    model = _Recorder()
+    model, second = _Recorder(), _Recorder()
     monkeypatch.setattr(vision.read, "load_model", lambda path=None: model)
+    monkeypatch.setattr(vision.read, "load_second", lambda: second)
     rng = np.random.default_rng(0)
     view = rng.integers(0, 255, (CROP * 11, CROP * 11, 3), dtype=np.uint8)
     matrix = np.eye(6, dtype=np.float32)
@@ -290,14 +299,21 @@ def test_doubtful_cells_are_read_again_from_shifted_crops(monkeypatch, turns):
     embeddings = np.zeros((GRID * GRID, 3), np.float32)
     before = log_probs.copy()
     _look_again(view, log_probs, embeddings, turns, matrix)
-    shown = model.shown[0]
-    assert len(shown) == 2 * len(SHIFTS)
+    shown, seen = model.shown[0], second.shown[0]
+    # this network reads the shifted crops, the second one the cell as cut too
+    assert len(shown) == 2 * len(SHIFTS) and len(seen) == 2 * (len(SHIFTS) + 1)
     dx, dy = SHIFTS[0]
     assert np.array_equal(shown[0], np.rot90(cut_cell(view, 0, 7, dx=dx, dy=dy), turns))
     assert np.array_equal(shown[len(SHIFTS)], np.rot90(cut_cell(view, 8, 10, dx=dx, dy=dy), turns))
+    assert np.array_equal(seen[0], np.rot90(cut_cell(view, 0, 7), turns))
+    assert np.array_equal(seen[1], shown[0])
     sure = np.setdiff1d(np.arange(GRID * GRID), [7, 130])
     assert np.array_equal(log_probs[sure], before[sure]) and not embeddings[sure].any()
-    # the mean over the five crops: the four shifted ones outvote the doubtful first reading
+    # the mean of ten readings: nine agreeing ones outvote the doubtful first reading
     probs = np.exp(log_probs[[7, 130]])
     assert np.allclose(probs.sum(axis=1), 1) and (probs.argmax(axis=1) == 2).all()
+    expected = np.exp((np.log([0.1, 0.4, 0.3, 0.1, 0.05, 0.05])
+                       + 9 * np.log([0.02, 0.02, 0.9, 0.02, 0.02, 0.02])) / 10)
+    assert np.allclose(probs[0], expected / expected.sum(), atol=1e-6)
+    # embeddings stay this network's own (the box references are made by it)
     assert np.allclose(embeddings[[7, 130]], len(SHIFTS) / (len(SHIFTS) + 1))

@@ -30,6 +30,7 @@ HOMOGLYPHS = {"A": "А", "B": "В", "C": "С", "E": "Е", "H": "Н", "K": "К", 
 GLYPHS = (EMPTY, STAR, BLANK, TURNED) + tuple(CYRILLIC) + tuple(ch for ch in LATIN
                                                          if ch not in HOMOGLYPHS)
 MODEL_NAME = "tiles"
+SECOND_NAME = "tiles-second"  # another network's reading of the doubtful cells
 
 
 def glyph_of(symbol: str, blank: bool = False) -> str:
@@ -140,3 +141,9 @@ def load_model(path: str | None = None) -> Model:
         raise RuntimeError(f"{onnx_path}: glyph list does not match this code's GLYPHS")
     return Model(session=session, glyphs=glyphs, size=int(meta["input_size"]),
                  mean=np.float32(meta["mean"]), std=np.float32(meta["std"]), meta=meta)
+
+
+def load_second() -> Model:
+    """The bundled second opinion: another network (trained with motion blur, on other photos)
+    that re-reads the cells the first one doubts."""
+    return load_model(str(model_dir() / f"{SECOND_NAME}.onnx"))

@@ -15,7 +15,16 @@ import numpy as np
 
 from engine.ruleset import Layout, Ruleset, load_ruleset
 from vision.cells import GRID, board_image, cut_cell, cut_cells
-from vision.classifier import EMPTY, STAR, labels_for, load_model, log_softmax, masked, star_glyphs
+from vision.classifier import (
+    EMPTY,
+    STAR,
+    labels_for,
+    load_model,
+    load_second,
+    log_softmax,
+    masked,
+    star_glyphs,
+)
 from vision.locate import Location, locate_board
 from vision.photo import load_for_reading
 
@@ -40,8 +49,8 @@ UNLIKE = 2.0  # × its kind's colour limit: a square this unlike its own kind is
 UNLIKE_COLOUR = 30.0  # ... and this many Lab units off: another colour, not a shadow's shade
 NEARER_TILES = 0.75  # ... when its colour is this much nearer the tiles' face than its kind's
 MIN_UNLIKE = 2  # clear squares a kind needs for that (few corners stay empty late in a game)
-DOUBTFUL = 0.6  # a cell whose best symbol is below this is read again from shifted crops ...
-SHIFTS = ((2, 0), (-2, 0), (0, 2), (0, -2))  # ... moved this many px (of 32 per cell)
+DOUBTFUL = 0.6  # a cell whose best symbol is below this is read again by both networks ...
+SHIFTS = ((2, 0), (-2, 0), (0, 2), (0, -2))  # ... from crops moved this many px (of 32 per cell)
 WHERE = np.column_stack(np.divmod(np.arange(GRID * GRID), GRID)).astype(np.float32)
 
 
@@ -66,7 +75,7 @@ class Reading:
 
 def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None) -> Reading:
     """Open and read one photo; `.ms` is the time from opening the file to the board."""
-    load_model()  # one-time loading is not part of a photo's time
+    load_model(), load_second()  # one-time loading is not part of a photo's time
     start = time.perf_counter()
     image, scale = load_for_reading(path)
     reading = read_board(image, ruleset=ruleset, profile=profile)
@@ -123,20 +132,26 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
 
 def _look_again(view: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray, turns: int,
                 matrix: np.ndarray) -> None:
-    """Doubtful cells read again from crops shifted a little each way, in place: their
-    log-probabilities become the renormalised mean over all five crops, their embeddings the
-    mean. A misread of one crop's framing rarely survives four others; sure cells are left."""
+    """Doubtful cells read again, in place: from crops shifted a little each way, and by a
+    second network trained another way from all five framings. Their log-probabilities become
+    the renormalised mean of the ten readings, their embeddings the mean of this network's
+    five (the box references are this network's). A misread of one crop's framing or of one
+    network rarely survives the others; sure cells are left."""
     doubtful = np.flatnonzero(masked(log_probs, matrix).max(axis=1) < DOUBTFUL)
     if len(doubtful) == 0:
         return
-    shifted = [np.rot90(cut_cell(view, *divmod(int(cell), GRID), dx=dx, dy=dy), turns)
-               for cell in doubtful for dx, dy in SHIFTS]
-    more, more_embeddings = load_model().run(np.ascontiguousarray(shifted))
-    views = len(SHIFTS) + 1
-    total = log_probs[doubtful] + more.reshape(len(doubtful), len(SHIFTS), -1).sum(axis=1)
-    log_probs[doubtful] = log_softmax(total / views)
+    framings = ((0, 0), *SHIFTS)
+    cuts = np.asarray([np.rot90(cut_cell(view, *divmod(int(cell), GRID), dx=dx, dy=dy), turns)
+                       for cell in doubtful for dx, dy in framings])
+    cuts = cuts.reshape(len(doubtful), len(framings), *cuts.shape[1:])
+    more, more_embeddings = load_model().run(np.ascontiguousarray(cuts[:, 1:].reshape(
+        -1, *cuts.shape[2:])))
+    other, _ = load_second().run(cuts.reshape(-1, *cuts.shape[2:]))
+    total = (log_probs[doubtful] + more.reshape(len(doubtful), len(SHIFTS), -1).sum(axis=1)
+             + other.reshape(len(doubtful), len(framings), -1).sum(axis=1))
+    log_probs[doubtful] = log_softmax(total / (2 * len(framings)))
     looks = more_embeddings.reshape(len(doubtful), len(SHIFTS), -1).sum(axis=1)
-    embeddings[doubtful] = (embeddings[doubtful] + looks) / views
+    embeddings[doubtful] = (embeddings[doubtful] + looks) / len(framings)
 
 
 def premium_kinds(layout: Layout) -> np.ndarray:
