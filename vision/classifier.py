@@ -144,6 +144,6 @@ def load_model(path: str | None = None) -> Model:
 
 
 def load_second() -> Model:
-    """The bundled second opinion: another network (trained with motion blur, on other photos)
-    that re-reads the cells the first one doubts."""
+    """The bundled second opinion: the same network trained another way (more photos, motion
+    blur, longer) that re-reads the cells the first one doubts."""
     return load_model(str(model_dir() / f"{SECOND_NAME}.onnx"))
