@@ -26,7 +26,16 @@ from torch.nn import functional as F
 
 from models.dataset import generate, training_seeds
 from vision.cells import CROP
-from vision.classifier import BLANK, EMPTY, GLYPHS, MODEL_NAME, STAR, TURNED, load_model
+from vision.classifier import (
+    BLANK,
+    EMPTY,
+    GLYPHS,
+    MODEL_NAME,
+    SECOND_NAME,
+    STAR,
+    TURNED,
+    load_model,
+)
 
 MEAN, STD = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)
 TURNED_SHARE = 0.12  # share of letter tiles shown turned 90/180/270 as the '~' class
@@ -244,7 +253,8 @@ def main(argv=None) -> None:
     parser.add_argument("--shake", action="store_true",
                         help="motion-blur half of the blurred crops (the second opinion's recipe)")
     parser.add_argument("--name", default=MODEL_NAME,
-                        help="file name in --out: tiles, or tiles-second for the second opinion")
+                        help=f"file name in --out: {MODEL_NAME}, or {SECOND_NAME} for the "
+                             "second opinion")
     parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
