@@ -17,7 +17,7 @@ import numpy as np
 
 from engine.errors import PhotoError, ProfileError
 from vision.cells import GRID, board_image, cut_cell, cut_cells
-from vision.classifier import MODEL_NAME, load_model, model_dir
+from vision.classifier import MODEL_NAME, SECOND_NAME, load_profile_model, model_dir, normalised
 from vision.locate import locate_board
 from vision.photo import load_photo
 from vision.rectify import rectify
@@ -56,26 +56,24 @@ def open_board(path, what: str) -> PhotoBoard:
 
 
 def model_hash() -> str:
-    """Short hash of the classifier file the process reads with (profiles store it)."""
-    return _hash_of(str(model_dir() / f"{MODEL_NAME}.onnx"))
+    """Short hash of the classifier files whose embeddings profiles hold (profiles store it)."""
+    return _hash_of(tuple(str(model_dir() / f"{name}.onnx") for name in (MODEL_NAME, SECOND_NAME)))
 
 
 @lru_cache(maxsize=2)
-def _hash_of(path: str) -> str:
-    load_model()  # the hash describes the model this process has loaded
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()[:16]
+def _hash_of(paths: tuple[str, ...]) -> str:
+    load_profile_model()  # the hash describes the networks this process has loaded
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as fh:
+            digest.update(fh.read())
+    return digest.hexdigest()[:16]
 
 
 def embed(crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Glyph log-probabilities and L2-normalised embeddings of (N, H, W, 3) crops."""
-    log_probs, embeddings = load_model().run(np.ascontiguousarray(crops))
+    log_probs, embeddings = load_profile_model().run(np.ascontiguousarray(crops))
     return log_probs, normalised(embeddings)
-
-
-def normalised(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-6)
 
 
 def turned(crops: np.ndarray, turns: int) -> np.ndarray:

@@ -238,6 +238,24 @@ def training_data(seed: int, shots: int, workers: int, cache: Path | None, varie
     return crops, labels, val
 
 
+def pooled_data(runs: list[tuple[int, int]], workers: int, cache: Path | None,
+                variety: bool = False):
+    """training_data of several (seed, shots) runs, their crops and validation sets joined."""
+    parts = [training_data(seed, shots, workers, cache, variety) for seed, shots in runs]
+    if len(parts) == 1:
+        return parts[0]
+    join = np.concatenate
+    return (join([p[0] for p in parts]), join([p[1] for p in parts]),
+            (join([p[2][0] for p in parts]), join([p[2][1] for p in parts])))
+
+
+def _seed_and_shots(parser: argparse.ArgumentParser, text: str) -> tuple[int, int]:
+    seed, _, shots = text.partition(":")
+    if not (seed.isdigit() and shots.isdigit() and int(shots) > 0):
+        parser.error(f"--also {text!r}: expected SEED:SHOTS, e.g. 2:1500")
+    return int(seed), int(shots)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -255,19 +273,23 @@ def main(argv=None) -> None:
     parser.add_argument("--name", default=MODEL_NAME,
                         help=f"file name in --out: {MODEL_NAME}, or {SECOND_NAME} for the "
                              "second opinion")
+    parser.add_argument("--also", action="append", default=[], metavar="SEED:SHOTS",
+                        help="add another seed's photos to the data (repeatable)")
     parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
     args = parser.parse_args(argv)
+    also = [_seed_and_shots(parser, text) for text in args.also]
     torch.set_num_threads(args.threads)
     t0 = time.time()
-    crops, labels, val = training_data(args.seed, args.shots, args.workers, args.cache,
-                                       args.variety)
+    crops, labels, val = pooled_data([(args.seed, args.shots), *also], args.workers, args.cache,
+                                     args.variety)
     data_s = time.time() - t0
-    print(f"data: {len(crops)} crops from {args.shots} shots in {data_s:.0f}s", flush=True)
+    shots = args.shots + sum(n for _, n in also)
+    print(f"data: {len(crops)} crops from {shots} shots in {data_s:.0f}s", flush=True)
     t1 = time.time()
     model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val, width=args.width,
                   shake=args.shake)
     train_s = time.time() - t1
-    meta = {"seed": args.seed, "shots": args.shots, "crops": int(len(crops)),
+    meta = {"seed": args.seed, "shots": args.shots, "also": args.also, "crops": int(len(crops)),
             "epochs": args.epochs, "width": args.width, "variety": args.variety,
             "shake": args.shake, "train_threads": args.threads,
             "params": sum(p.numel() for p in model.parameters()),
@@ -277,6 +299,7 @@ def main(argv=None) -> None:
                        f"--epochs {args.epochs} --width {args.width}"
                        f"{'' if args.variety else ' --no-variety'}"
                        f"{' --shake' if args.shake else ''} --threads {args.threads}"
+                       f"{''.join(f' --also {text}' for text in args.also)}"
                        f" --name {args.name} --out models/"}
     path, meta = shipped(model, args.out, meta, val, args.name)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB), val acc {meta['val_accuracy']} "

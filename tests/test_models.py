@@ -18,8 +18,8 @@ def tiny_model(tmp_path_factory):
     from models.train import main
 
     out = tmp_path_factory.mktemp("model")
-    main(["--seed", "7", "--shots", "4", "--epochs", "1", "--workers", "1", "--shake",
-          "--name", "tiles-second", "--out", str(out)])
+    main(["--seed", "7", "--shots", "4", "--also", "8:2", "--epochs", "1", "--workers", "1",
+          "--shake", "--name", "tiles-second", "--out", str(out)])
     return out
 
 
@@ -28,11 +28,34 @@ def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
     assert meta["glyphs"] == list(GLYPHS) and meta["input_size"] == 48
     assert meta["quantized"] and meta["seed"] == 7 and meta["shots"] == 4 and meta["shake"]
     assert "--shake" in meta["command"] and "--name tiles-second" in meta["command"]
+    assert meta["also"] == ["8:2"] and "--also 8:2" in meta["command"]
     assert meta["threads"] == 2  # onnxruntime's threads, not the training's
     graph = onnx.load(str(tiny_model / "tiles-second.onnx")).graph
     assert any(node.op_type == "QuantizeLinear" for node in graph.node)
     # 8 bits cost the network next to nothing on its own validation crops
     assert abs(meta["val_accuracy"] - meta["float_val_accuracy"]) < 0.03
+
+
+def test_photos_of_another_seed_join_the_data(monkeypatch):
+    from models import train
+
+    def fake(seed, shots, workers, cache, variety=False):
+        crops = np.full((shots, 48, 48, 3), seed, np.uint8)
+        return crops, np.full(shots, seed), (crops[:1], np.full(1, seed))
+
+    monkeypatch.setattr(train, "training_data", fake)
+    crops, labels, (val_crops, val_labels) = train.pooled_data([(1, 3), (2, 2)], 1, None)
+    assert labels.tolist() == [1, 1, 1, 2, 2] and len(crops) == 5
+    assert val_labels.tolist() == [1, 2] and val_crops[1, 0, 0, 0] == 2
+
+
+@pytest.mark.parametrize("text", ["2", "x:5", "2:0", "2:-1"])
+def test_a_malformed_also_is_refused_by_name(text, capsys):
+    from models.train import main
+
+    with pytest.raises(SystemExit):
+        main(["--also", text])
+    assert f"--also {text!r}: expected SEED:SHOTS" in capsys.readouterr().err
 
 
 def test_the_8_bit_model_reads_through_the_reader(tiny_model):

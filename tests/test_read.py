@@ -13,6 +13,7 @@ from vision.classifier import (
     glyph_of,
     labels_for,
     load_model,
+    load_profile_model,
     load_second,
     star_glyphs,
 )
@@ -288,7 +289,6 @@ def test_doubtful_cells_are_read_again_from_shifted_crops_by_both_networks(monke
     import vision.read
     from vision.read import SHIFTS, _look_again
     model, second = _Recorder(), _Recorder()
-    monkeypatch.setattr(vision.read, "load_model", lambda path=None: model)
     monkeypatch.setattr(vision.read, "load_second", lambda: second)
     rng = np.random.default_rng(0)
     view = rng.integers(0, 255, (CROP * 11, CROP * 11, 3), dtype=np.uint8)
@@ -298,7 +298,7 @@ def test_doubtful_cells_are_read_again_from_shifted_crops_by_both_networks(monke
     log_probs[[7, 130]] = np.log([0.1, 0.4, 0.3, 0.1, 0.05, 0.05])  # ... but two doubtful cells
     embeddings = np.zeros((GRID * GRID, 3), np.float32)
     before = log_probs.copy()
-    _look_again(view, log_probs, embeddings, turns, matrix)
+    _look_again(model, view, log_probs, embeddings, turns, matrix)
     shown, seen = model.shown[0], second.shown[0]
     # this network reads the shifted crops, the second one the cell as cut too
     assert len(shown) == 2 * len(SHIFTS) and len(seen) == 2 * (len(SHIFTS) + 1)
@@ -317,3 +317,16 @@ def test_doubtful_cells_are_read_again_from_shifted_crops_by_both_networks(monke
     assert np.allclose(probs[0], expected / expected.sum(), atol=1e-6)
     # embeddings stay this network's own (the box references are made by it)
     assert np.allclose(embeddings[[7, 130]], len(SHIFTS) / (len(SHIFTS) + 1))
+
+
+def test_profiles_see_both_networks_embeddings_side_by_side():
+    crops = np.random.default_rng(0).integers(0, 255, (4, CROP, CROP, 3), dtype=np.uint8)
+    first, second = load_model(), load_second()
+    log_probs, joined = load_profile_model().run(crops)
+    mine, theirs = first.run(crops)[1], second.run(crops)[1]
+    assert np.array_equal(log_probs, first.run(crops)[0])  # the first network's reading
+    assert joined.shape == (len(crops), mine.shape[1] + theirs.shape[1])
+    assert np.allclose(joined[:, :mine.shape[1]] * np.linalg.norm(mine, axis=1, keepdims=True),
+                       mine, atol=1e-3)
+    assert np.allclose(joined[:, mine.shape[1]:] * np.linalg.norm(theirs, axis=1, keepdims=True),
+                       theirs, atol=1e-3)

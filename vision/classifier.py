@@ -13,7 +13,7 @@ glyphs, its '*' onto the star and/or blank glyph its boxes use; other glyphs are
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -72,13 +72,18 @@ class Model:
     mean: np.ndarray
     std: np.ndarray
     meta: dict
+    partner: Model | None = None  # whose embeddings are joined to this one's (profiles)
 
     def run(self, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Glyph log-probabilities (N, G) and penultimate embeddings (N, D) of BGR uint8 crops."""
+        """Glyph log-probabilities (N, G) and penultimate embeddings (N, D) of BGR uint8 crops;
+        with a partner, the embeddings are both networks', each of unit length, side by side."""
         if len(crops) == 0:
             return np.zeros((0, len(self.glyphs)), np.float32), np.zeros((0, 0), np.float32)
         x = self.prepare(crops)
         logits, embeddings = self.session.run(None, {"crops": x})
+        if self.partner is not None:
+            _, theirs = self.partner.run(crops)
+            embeddings = np.concatenate([normalised(embeddings), normalised(theirs)], axis=1)
         return log_softmax(logits), embeddings
 
     def prepare(self, crops: np.ndarray) -> np.ndarray:
@@ -115,6 +120,12 @@ def masked(log_probs: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     return p / np.maximum(p.sum(axis=1, keepdims=True), 1e-30)
 
 
+def normalised(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (float32)."""
+    vectors = np.asarray(vectors, np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-6)
+
+
 def log_softmax(logits: np.ndarray) -> np.ndarray:
     """Row-wise log-probabilities of unnormalised log-scores, shifted by the row maximum."""
     shifted = logits - logits.max(axis=1, keepdims=True)
@@ -147,3 +158,11 @@ def load_second() -> Model:
     """The bundled second opinion: the same network trained another way (more photos, motion
     blur, longer) that re-reads the cells the first one doubts."""
     return load_model(str(model_dir() / f"{SECOND_NAME}.onnx"))
+
+
+@lru_cache(maxsize=1)
+def load_profile_model() -> Model:
+    """The classifier as box profiles see tiles: the first network's reading, with both
+    networks' embeddings. Two networks trained apart tell an unseen box's letters apart better
+    together than either alone (novel rendered boxes: 384 → 348 wrong cells with a profile)."""
+    return replace(load_model(), partner=load_second())

@@ -18,8 +18,10 @@ from vision.cells import GRID, board_image, cut_cell, cut_cells
 from vision.classifier import (
     EMPTY,
     STAR,
+    Model,
     labels_for,
     load_model,
+    load_profile_model,
     load_second,
     log_softmax,
     masked,
@@ -107,12 +109,13 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     crops = cut_cells(view).reshape(GRID * GRID, *_crop_shape())
     stars = star_glyphs(rules.name)
     labels = labels_for(rules.alphabet)
-    matrix = load_model().label_matrix(labels, stars)
-    log_probs, embeddings, turns = _classify_upright(crops, rules.alphabet, stars, turns,
+    model = load_model() if profile is None else load_profile_model()
+    matrix = model.label_matrix(labels, stars)
+    log_probs, embeddings, turns = _classify_upright(model, crops, rules.alphabet, stars, turns,
                                                      profile)
-    _look_again(view, log_probs, embeddings, turns, matrix)
+    _look_again(model, view, log_probs, embeddings, turns, matrix)
     if profile is not None:
-        log_probs = profile.adjust(log_probs, embeddings, load_model().glyphs)
+        log_probs = profile.adjust(log_probs, embeddings, model.glyphs)
     probs = masked(log_probs, matrix)
     kinds = np.rot90(premium_kinds(rules.layout), -turns).reshape(-1)
     alike, covered = empties_alike(crops, probs, kinds), tiles_unlike(crops, probs, kinds)
@@ -130,12 +133,12 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     )
 
 
-def _look_again(view: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray, turns: int,
-                matrix: np.ndarray) -> None:
+def _look_again(model: Model, view: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray,
+                turns: int, matrix: np.ndarray) -> None:
     """Doubtful cells read again, in place: from crops shifted a little each way, and by a
     second network trained another way from all five framings. Their log-probabilities become
-    the renormalised mean of the ten readings, their embeddings the mean of this network's
-    five (the box references are this network's). A misread of one crop's framing or of one
+    the renormalised mean of the ten readings, their embeddings the mean of `model`'s five
+    (those a box profile compares). A misread of one crop's framing or of one
     network rarely survives the others; sure cells are left."""
     doubtful = np.flatnonzero(masked(log_probs, matrix).max(axis=1) < DOUBTFUL)
     if len(doubtful) == 0:
@@ -144,7 +147,7 @@ def _look_again(view: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray,
     cuts = np.asarray([np.rot90(cut_cell(view, *divmod(int(cell), GRID), dx=dx, dy=dy), turns)
                        for cell in doubtful for dx, dy in framings])
     cuts = cuts.reshape(len(doubtful), len(framings), *cuts.shape[1:])
-    more, more_embeddings = load_model().run(np.ascontiguousarray(cuts[:, 1:].reshape(
+    more, more_embeddings = model.run(np.ascontiguousarray(cuts[:, 1:].reshape(
         -1, *cuts.shape[2:])))
     other, _ = load_second().run(cuts.reshape(-1, *cuts.shape[2:]))
     total = (log_probs[doubtful] + more.reshape(len(doubtful), len(SHIFTS), -1).sum(axis=1)
@@ -270,16 +273,15 @@ def _crop_shape() -> tuple[int, int, int]:
     return size, size, 3
 
 
-def _classify_upright(crops: np.ndarray, alphabet, stars: tuple[str, ...],
+def _classify_upright(model: Model, crops: np.ndarray, alphabet, stars: tuple[str, ...],
                       turns: int | None = None, profile=None) -> tuple[np.ndarray, np.ndarray, int]:
-    """Glyph log-probabilities and embeddings of every crop read upright, and the quarter
-    turns (counter-clockwise) that make the board upright (found from the letters unless
-    given)."""
-    model = load_model()
+    """Glyph log-probabilities and embeddings (`model`'s) of every crop read upright, and the
+    quarter turns (counter-clockwise) that make the board upright (found from the letters
+    unless given)."""
     log_probs, embeddings = model.run(crops)
     empty = np.exp(log_probs[:, model.glyphs.index(EMPTY)])
     if turns is None and profile is not None and profile.letters:
-        turns = profile_turns(crops, log_probs, embeddings, profile)
+        turns = profile_turns(model, crops, log_probs, embeddings, profile)
     elif turns is None:
         turns = find_turns(crops, log_probs, alphabet, stars)
     turns %= 4
@@ -317,12 +319,12 @@ def find_turns(crops: np.ndarray, log_probs: np.ndarray, alphabet,
     return int(np.argmax(votes))
 
 
-def profile_turns(crops: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray,
-                  profile) -> int:
+def profile_turns(model: Model, crops: np.ndarray, log_probs: np.ndarray,
+                  embeddings: np.ndarray, profile) -> int:
     """find_turns for a calibrated box: every tile read in all four turns, each turn scored by
     how well the box's references and the general model together explain its tiles. An unseen
-    font can look more upright turned to the general model alone."""
-    model = load_model()
+    font can look more upright turned to the general model alone. `model` gives the
+    embeddings the profile's references are made of."""
     tiles = np.flatnonzero(np.exp(log_probs[:, model.glyphs.index(EMPTY)]) < TILE)
     if len(tiles) == 0:
         return 0
