@@ -16,11 +16,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from calibration.references import empty_references, letter_references, model_hash, normalised
+from calibration.references import empty_references, letter_references, model_hash
 from engine.errors import ProfileError
 from engine.ruleset import Layout, Ruleset
 from vision.cells import cut_cells
-from vision.classifier import EMPTY, glyph_of
+from vision.classifier import EMPTY, glyph_of, normalised
 
 COLUMNS = "ABCDEFGHIJKLMNO"
 SHRINK = 0.6  # share of the references' covariance replaced by its mean variance

@@ -242,7 +242,7 @@ def pooled_data(runs: list[tuple[int, int]], workers: int, cache: Path | None,
                 variety: bool = False):
     """training_data of several (seed, shots) runs, their crops and validation sets joined."""
     parts = [training_data(seed, shots, workers, cache, variety) for seed, shots in runs]
-    if len(parts) == 1:
+    if len(parts) == 1:  # joining would copy a run's crops (gigabytes) for nothing
         return parts[0]
     join = np.concatenate
     return (join([p[0] for p in parts]), join([p[1] for p in parts]),
