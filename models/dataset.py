@@ -23,7 +23,7 @@ from engine.errors import PhotoError
 from vision.cells import CELL, GRID, board_image, cut_cell
 from vision.classifier import CYRILLIC, GLYPHS, LATIN, glyph_of
 from vision.locate import locate_board
-from vision.render import STYLES, font_paths, render_photo
+from vision.render import ANY_STYLES, STYLES, font_paths, render_photo
 from vision.render_styles import ENGLISH_STYLES
 
 TRAIN_SEEDS = range(1_000_000, 9_000_000)
@@ -71,11 +71,20 @@ def _alphabet(style: str, rng: np.random.Generator) -> str:
     return LATIN
 
 
-def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: bool = False):
+def pick_style(rng: np.random.Generator, any_box: float = 0.0) -> str:
+    """One of the four trained looks, or with chance `any_box` a box of random colours."""
+    if any_box > 0 and rng.random() < any_box:
+        return ANY_STYLES[int(rng.integers(len(ANY_STYLES)))]
+    return STYLES[int(rng.integers(len(STYLES)))]
+
+
+def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: bool = False,
+                 any_box: float = 0.0):
     """Crops (n, 48, 48, 3) uint8 and glyph labels (n,) from one rendered photo; `variety`
-    renders the box's letters bolder, thinner, condensed or slanted (render_photo's GlyphStyle)."""
+    renders the box's letters bolder, thinner, condensed or slanted (render_photo's GlyphStyle);
+    `any_box` is the share of photos showing a box of random colours (pick_style)."""
     rng = np.random.default_rng(seed)
-    style = STYLES[int(rng.integers(len(STYLES)))]
+    style = pick_style(rng, any_box)
     board = random_board(rng, _alphabet(style, rng))
     shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety)
     cell = _cell_size(shot.corners)
@@ -173,10 +182,10 @@ def _work(args):
 
 
 def generate(seeds, *, fonts: str = "train", workers: int = 1, jitter: bool = True,
-             variety: bool = False):
+             variety: bool = False, any_box: float = 0.0):
     """All crops and labels of the given render seeds, in seed order; prints progress."""
     seeds = list(seeds)
-    jobs = [(s, fonts, jitter, variety) for s in seeds]
+    jobs = [(s, fonts, jitter, variety, any_box) for s in seeds]
     crops, labels = [], []
     # One worker renders in this process: forking a process whose onnxruntime or torch threads
     # hold a lock can hang the child (seen under pytest).

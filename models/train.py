@@ -222,16 +222,18 @@ def _write_info(path: Path, meta: dict) -> None:
                                          encoding="utf-8")
 
 
-def training_data(seed: int, shots: int, workers: int, cache: Path | None, variety: bool = False):
+def training_data(seed: int, shots: int, workers: int, cache: Path | None, variety: bool = False,
+                  any_box: float = 0.0):
     """Crops of `shots` rendered photos from the seed's own range, and a small validation set."""
-    name = f"crops_seed{seed}_shots{shots}{'_variety' if variety else ''}.npz"
+    name = (f"crops_seed{seed}_shots{shots}{'_variety' if variety else ''}"
+            f"{f'_any{any_box:g}' if any_box else ''}.npz")
     file = cache / name if cache else None
     if file is not None and file.exists():
         with np.load(file) as saved:
             return saved["crops"], saved["labels"], (saved["val_crops"], saved["val_labels"])
     seeds, val_seeds = training_seeds(seed, shots)
-    crops, labels = generate(seeds, fonts="train", workers=workers, variety=variety)
-    val = generate(val_seeds, fonts="train", workers=workers, variety=variety)
+    crops, labels = generate(seeds, fonts="train", workers=workers, variety=variety, any_box=any_box)
+    val = generate(val_seeds, fonts="train", workers=workers, variety=variety, any_box=any_box)
     if file is not None:
         file.parent.mkdir(parents=True, exist_ok=True)
         np.savez(file, crops=crops, labels=labels, val_crops=val[0], val_labels=val[1])
@@ -239,9 +241,9 @@ def training_data(seed: int, shots: int, workers: int, cache: Path | None, varie
 
 
 def pooled_data(runs: list[tuple[int, int]], workers: int, cache: Path | None,
-                variety: bool = False):
+                variety: bool = False, any_box: float = 0.0):
     """training_data of several (seed, shots) runs, their crops and validation sets joined."""
-    parts = [training_data(seed, shots, workers, cache, variety) for seed, shots in runs]
+    parts = [training_data(seed, shots, workers, cache, variety, any_box) for seed, shots in runs]
     if len(parts) == 1:  # joining would copy a run's crops (gigabytes) for nothing
         return parts[0]
     join = np.concatenate
@@ -254,6 +256,16 @@ def _seed_and_shots(parser: argparse.ArgumentParser, text: str) -> tuple[int, in
     if not (seed.isdigit() and shots.isdigit() and int(shots) > 0):
         parser.error(f"--also {text!r}: expected SEED:SHOTS, e.g. 2:1500")
     return int(seed), int(shots)
+
+
+def _share(text: str) -> float:
+    try:
+        share = float(text)
+    except ValueError:
+        share = -1.0
+    if not 0 <= share <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a share from 0 to 1, e.g. 0.4")
+    return share
 
 
 def main(argv=None) -> None:
@@ -275,13 +287,15 @@ def main(argv=None) -> None:
                              "second opinion")
     parser.add_argument("--also", action="append", default=[], metavar="SEED:SHOTS",
                         help="add another seed's photos to the data (repeatable)")
+    parser.add_argument("--any-box", type=_share, default=0.0, metavar="SHARE",
+                        help="share of photos showing a box of random colours (0..1)")
     parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
     args = parser.parse_args(argv)
     also = [_seed_and_shots(parser, text) for text in args.also]
     torch.set_num_threads(args.threads)
     t0 = time.time()
     crops, labels, val = pooled_data([(args.seed, args.shots), *also], args.workers, args.cache,
-                                     args.variety)
+                                     args.variety, args.any_box)
     data_s = time.time() - t0
     shots = args.shots + sum(n for _, n in also)
     print(f"data: {len(crops)} crops from {shots} shots in {data_s:.0f}s", flush=True)
@@ -291,7 +305,7 @@ def main(argv=None) -> None:
     train_s = time.time() - t1
     meta = {"seed": args.seed, "shots": args.shots, "also": args.also, "crops": int(len(crops)),
             "epochs": args.epochs, "width": args.width, "variety": args.variety,
-            "shake": args.shake, "train_threads": args.threads,
+            "shake": args.shake, "any_box": args.any_box, "train_threads": args.threads,
             "params": sum(p.numel() for p in model.parameters()),
             "val_accuracy": round(accuracy(model, *val), 5),
             "data_seconds": round(data_s), "train_seconds": round(train_s),
@@ -300,6 +314,7 @@ def main(argv=None) -> None:
                        f"{'' if args.variety else ' --no-variety'}"
                        f"{' --shake' if args.shake else ''} --threads {args.threads}"
                        f"{''.join(f' --also {text}' for text in args.also)}"
+                       f"{f' --any-box {args.any_box:g}' if args.any_box else ''}"
                        f" --name {args.name} --out models/"}
     path, meta = shipped(model, args.out, meta, val, args.name)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB), val acc {meta['val_accuracy']} "

@@ -19,7 +19,7 @@ def tiny_model(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("model")
     main(["--seed", "7", "--shots", "4", "--also", "8:2", "--epochs", "1", "--workers", "1",
-          "--shake", "--name", "tiles-second", "--out", str(out)])
+          "--shake", "--any-box", "0.5", "--name", "tiles-second", "--out", str(out)])
     return out
 
 
@@ -29,6 +29,7 @@ def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
     assert meta["quantized"] and meta["seed"] == 7 and meta["shots"] == 4 and meta["shake"]
     assert "--shake" in meta["command"] and "--name tiles-second" in meta["command"]
     assert meta["also"] == ["8:2"] and "--also 8:2" in meta["command"]
+    assert meta["any_box"] == 0.5 and "--any-box 0.5" in meta["command"]
     assert meta["threads"] == 2  # onnxruntime's threads, not the training's
     graph = onnx.load(str(tiny_model / "tiles-second.onnx")).graph
     assert any(node.op_type == "QuantizeLinear" for node in graph.node)
@@ -39,7 +40,7 @@ def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
 def test_photos_of_another_seed_join_the_data(monkeypatch):
     from models import train
 
-    def fake(seed, shots, workers, cache, variety=False):
+    def fake(seed, shots, workers, cache, variety=False, any_box=0.0):
         crops = np.full((shots, 48, 48, 3), seed, np.uint8)
         return crops, np.full(shots, seed), (crops[:1], np.full(1, seed))
 
@@ -56,6 +57,15 @@ def test_a_malformed_also_is_refused_by_name(text, capsys):
     with pytest.raises(SystemExit):
         main(["--also", text])
     assert f"--also {text!r}: expected SEED:SHOTS" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["1.5", "-0.1", "half"])
+def test_a_share_of_random_boxes_outside_0_to_1_is_refused(text, capsys):
+    from models.train import main
+
+    with pytest.raises(SystemExit):
+        main(["--any-box", text])
+    assert f"{text!r}: expected a share from 0 to 1" in capsys.readouterr().err
 
 
 def test_the_8_bit_model_reads_through_the_reader(tiny_model):

@@ -6,7 +6,8 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.render import STYLES, font_paths, render_photo
+from vision.render import ANY_STYLES, STYLES, font_paths, render_photo
+from vision.render_styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
 
 EMPTY = ["." * 15] * 15
 WORDS = [
@@ -86,6 +87,30 @@ def test_every_style_renders_in_both_poses(style):
         h, w = shot.image.shape[:2]
         assert min(h, w) >= 720 and max(h, w) <= 2000
         assert shot.image.std() > 10  # not a blank frame
+
+
+@pytest.mark.parametrize("style", ANY_STYLES)
+def test_random_colour_boxes_render_with_readable_tiles(style):
+    shot = render_photo(one_tile(), seed=5, style=style, pose="frontal", clutter=False)
+    flat = rectify(shot)
+    tile, plain = cell_mean(flat, 7, 7), cell_mean(flat, 1, 0)
+    assert shot.style == style and np.abs(tile - plain).max() > 15  # the tile shows on the board
+
+
+def hue(bgr) -> tuple[float, float]:
+    h, s, _ = cv2.cvtColor(np.uint8([[bgr]]), cv2.COLOR_BGR2HSV_FULL)[0, 0].astype(float)
+    return h * 360 / 256, s / 255
+
+
+def test_random_boxes_never_take_the_held_out_novel_look():
+    """novel-violet must stay unseen: no violet tiles, no yellow light ink in any-colour boxes."""
+    for seed in range(400):
+        look = sample_look(ANY_STYLES[seed % 2], np.random.default_rng(seed))
+        tile_hue, tile_sat = hue(look.tile_top)
+        ink_hue, ink_sat = hue(look.tile_ink)
+        assert not (tile_sat > 0.05 and HELD_OUT_TILE_HUES[0] + 2 < tile_hue < HELD_OUT_TILE_HUES[1] - 2)
+        light_ink = sum(look.tile_ink) > 3 * 180
+        assert not (light_ink and ink_sat > 0.05 and HELD_OUT_INK_HUES[0] + 2 < ink_hue < HELD_OUT_INK_HUES[1] - 2)
 
 
 def test_frontal_pose_is_upright_and_large():

@@ -24,6 +24,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from vision.render_styles import (
+    ANY_STYLES,
     CALIBRATION_STYLES,
     PREMIUM_FACTORS,
     PREMIUM_WORDS,
@@ -35,7 +36,8 @@ from vision.render_styles import (
     shade,
 )
 
-__all__ = ["Shot", "render_photo", "STYLES", "CALIBRATION_STYLES", "font_paths"]
+__all__ = ["Shot", "render_photo", "STYLES", "CALIBRATION_STYLES", "ANY_STYLES", "font_paths"]
+ALL_STYLES = STYLES + CALIBRATION_STYLES + ANY_STYLES
 
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts")
 NEEDED_GLYPHS = "АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -872,8 +874,8 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
         raise ValueError(f"unknown pose {pose!r}")
     rng = np.random.default_rng(seed)
     style = style or STYLES[int(rng.integers(len(STYLES)))]
-    if style not in STYLES + CALIBRATION_STYLES:
-        raise ValueError(f"unknown style {style!r}; one of {STYLES + CALIBRATION_STYLES}")
+    if style not in ALL_STYLES:
+        raise ValueError(f"unknown style {style!r}; one of {ALL_STYLES}")
     layout = list(layout) if layout is not None else default_layout(style)
     _check_board(layout, "layout")
     pool = font_paths(fonts)
@@ -914,7 +916,7 @@ def main(argv=None):
     ap.add_argument("board")
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--style", choices=STYLES + CALIBRATION_STYLES)
+    ap.add_argument("--style", choices=ALL_STYLES)
     ap.add_argument("--pose", choices=("any", "frontal"), default="any")
     ap.add_argument("--fonts", choices=("train", "heldout", "all"), default="train")
     args = ap.parse_args(argv)

@@ -9,6 +9,7 @@ proportions of one physical box, jittered so no two renders share exactly the sa
 
 from __future__ import annotations
 
+import colorsys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +35,13 @@ TILE_VALUES = {**ERUDIT_VALUES, **ENGLISH_VALUES}
 STYLES = ("erudit-black", "erudit-cream", "scrabble-hasbro", "scrabble-vintage")
 # Boxes the general model never trains on (not in STYLES): material for per-box calibration.
 CALIBRATION_STYLES = ("novel-violet",)
-ENGLISH_STYLES = ("scrabble-hasbro", "scrabble-vintage")
+# Boxes of any colours, for training variety only: a model that saw just the four looks above
+# reads a box of other colours poorly. They never draw the held-out novel box's look.
+ANY_STYLES = ("erudit-any", "scrabble-any")
+ENGLISH_STYLES = ("scrabble-hasbro", "scrabble-vintage", "scrabble-any")
+# Hues (degrees) any-box tiles and light inks leave out: novel-violet's violet tiles and yellow ink.
+HELD_OUT_TILE_HUES = (250.0, 330.0)
+HELD_OUT_INK_HUES = (35.0, 75.0)
 
 PREMIUM_WORDS = {
     "ru": {"W": "ТРОЙНОЕ СЛОВО", "w": "ДВОЙНОЕ СЛОВО", "L": "ТРОЙНАЯ БУКВА",
@@ -225,12 +232,86 @@ def _novel_violet(rng):
     )
 
 
+def hsv(hue: float, sat: float, val: float) -> tuple:
+    """BGR of a hue in degrees, saturation and value in 0..1."""
+    r, g, b = colorsys.hsv_to_rgb((hue % 360) / 360, sat, val)
+    return int(b * 255), int(g * 255), int(r * 255)
+
+
+def _hue(rng, avoid: tuple | None = None) -> float:
+    while True:
+        h = float(rng.uniform(0, 360))
+        if avoid is None or not avoid[0] <= h <= avoid[1]:
+            return h
+
+
+def _any_tile(rng) -> tuple[tuple, tuple]:
+    """Tile top and ink of a random box: light tiles with dark ink, or dark/bright ones with light
+    ink, always far apart in brightness as printed tiles are."""
+    hue = _hue(rng, HELD_OUT_TILE_HUES)
+    light = rng.random() < 0.5
+    if light:
+        tile = hsv(hue, rng.uniform(0, 0.5), rng.uniform(0.7, 0.97))
+    else:
+        tile = hsv(hue, rng.uniform(0.25, 1.0), rng.uniform(0.2, 0.7))
+    for _ in range(50):
+        if light:
+            ink = hsv(_hue(rng), rng.uniform(0, 0.9), rng.uniform(0.03, 0.35))
+        else:
+            ink = hsv(_hue(rng, HELD_OUT_INK_HUES), rng.uniform(0, 0.7), rng.uniform(0.82, 1.0))
+        if abs(_luma(ink) - _luma(tile)) >= 120:
+            return tile, ink
+    return tile, ((20, 20, 20) if light else (245, 245, 245))
+
+
+def _luma(bgr) -> float:
+    return 0.114 * bgr[0] + 0.587 * bgr[1] + 0.299 * bgr[2]
+
+
+def _any_board(rng, tile) -> tuple:
+    """A plain-square colour that a tile on it still stands out from."""
+    while True:
+        cell = hsv(_hue(rng), rng.uniform(0, 0.6), rng.uniform(0.2, 0.92))
+        if np.linalg.norm(np.subtract(cell, tile, dtype=float)) > 60:
+            return cell
+
+
+def _any_box(rng, english: bool) -> Look:
+    tile, tile_ink = _any_tile(rng)
+    cell = _any_board(rng, tile)
+    premium = {k: hsv(_hue(rng), rng.uniform(0.3, 0.9), rng.uniform(0.45, 0.95)) for k in "WwLl"}
+    premium["*"] = premium["w"] if rng.random() < 0.5 else hsv(_hue(rng), rng.uniform(0, 0.3), 0.95)
+    darker = rng.uniform(0.35, 0.6)
+    dark_lines = rng.random() < 0.5
+    line = hsv(_hue(rng), rng.uniform(0, 0.3), rng.uniform(0.03, 0.3) if dark_lines else rng.uniform(0.8, 1))
+    frame = hsv(_hue(rng), rng.uniform(0.2, 0.9), rng.uniform(0.2, 0.8)) if rng.random() < 0.4 else None
+    return Look(
+        english=english, cell=cell, line=line, line_width=rng.uniform(0.02, 0.15),
+        line_glint=rng.uniform(0.2, 0.8) if dark_lines and rng.random() < 0.4 else 0.0,
+        margin=rng.uniform(0.25, 1.2), board_edge=hsv(_hue(rng), rng.uniform(0, 0.6), rng.uniform(0.2, 0.9)),
+        frame=frame, frame_width=rng.uniform(0.15, 2.0) if frame else 0.0,
+        labels=shade(cell, rng.choice([0.4, 1.7])) if rng.random() < 0.3 else None,
+        premium=premium, premium_inset=rng.uniform(0.0, 0.14), premium_radius=rng.uniform(0.0, 0.45),
+        premium_text=str(rng.choice(["factor", "words", "none"])),
+        premium_ink={k: shade(v, darker) for k, v in premium.items()},
+        centre_star=bool(rng.random() < 0.6), tile_top=tile,
+        tile_side=shade(tile, rng.uniform(0.5, 0.8)), tile_ink=tile_ink,
+        tile_size=rng.uniform(0.85, 0.97), tile_radius=rng.uniform(0.03, 0.3),
+        tile_height=rng.uniform(0.1, 0.35), tile_grain=rng.uniform(0.02, 0.1) if rng.random() < 0.3 else 0.0,
+        tile_gloss=rng.uniform(0.0, 0.5), letter_size=rng.uniform(0.42, 0.62),
+        value_size=rng.uniform(0.15, 0.3), value_near=bool(rng.random() < (0.2 if english else 0.6)),
+        texture=rng.uniform(1, 8),
+    )
+
+
 _SAMPLERS = {
     "erudit-black": _erudit_black,
     "erudit-cream": _erudit_cream,
     "scrabble-hasbro": _scrabble_hasbro,
     "scrabble-vintage": _scrabble_vintage,
     "novel-violet": _novel_violet,
+    "erudit-any": lambda rng: _any_box(rng, english=False),
+    "scrabble-any": lambda rng: _any_box(rng, english=True),
 }
 
 
