@@ -289,7 +289,7 @@ def _any_box(rng, english: bool) -> Look:
         english=english, cell=cell, line=line, line_width=rng.uniform(0.02, 0.15),
         line_glint=rng.uniform(0.2, 0.8) if dark_lines and rng.random() < 0.4 else 0.0,
         margin=rng.uniform(0.25, 1.2), board_edge=hsv(_hue(rng), rng.uniform(0, 0.6), rng.uniform(0.2, 0.9)),
-        frame=frame, frame_width=rng.uniform(0.15, 2.0) if frame else 0.0,
+        frame=frame, frame_width=rng.uniform(0.15, 2.0) if frame is not None else 0.0,
         labels=shade(cell, rng.choice([0.4, 1.7])) if rng.random() < 0.3 else None,
         premium=premium, premium_inset=rng.uniform(0.0, 0.14), premium_radius=rng.uniform(0.0, 0.45),
         premium_text=str(rng.choice(["factor", "words", "none"])),
