@@ -59,12 +59,12 @@ def read(image, ruleset, profile, tally: Tally, tag: str):
     try:
         if profile is not None:
             ruleset = profile.apply_to(ruleset)
-        board = read_board(image, ruleset=ruleset, profile=profile).board
+        reading = read_board(image, ruleset=ruleset, profile=profile)
     except PhotoError as exc:
         print(f"  {tag}: {exc}", flush=True)
-        board = None
+        reading = None
     tally.seconds += time.perf_counter() - start
-    return board
+    return reading
 
 
 def eval_real(kind: str, profile, ruleset, turns) -> list[Tally]:

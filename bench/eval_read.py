@@ -27,7 +27,7 @@ from engine.errors import PhotoError
 from models.dataset import EVAL_SEEDS, random_board
 from vision.classifier import CYRILLIC, LATIN, load_model
 from vision.locate import Location
-from vision.read import COLUMNS, read_board, read_grid
+from vision.read import COLUMNS, Reading, read_board, read_grid
 from vision.render import STYLES, render_photo
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
@@ -42,26 +42,30 @@ class Tally:
 
     def __init__(self, name: str):
         self.name, self.cells, self.right, self.boards, self.exact = name, 0, 0, 0, 0
-        self.failed, self.seconds = 0, 0.0
+        self.failed, self.seconds, self.silent = 0, 0.0, 0
 
-    def add(self, label: list[str], board: list[str] | None, tag: str) -> None:
+    def add(self, label: list[str], reading: Reading | None, tag: str) -> None:
         self.boards += 1
-        if board is None:
+        self.cells += 225
+        if reading is None:
             self.failed += 1
-            self.cells += 225
             return
+        board = reading.board
         wrong = [f"{COLUMNS[c]}{r + 1}:{label[r][c]}→{board[r][c]}"
                  for r in range(15) for c in range(15) if label[r][c] != board[r][c]]
-        self.cells += 225
+        flagged = {cell["cell"] for cell in reading.uncertain}
+        self.silent += sum(miss.split(":")[0] not in flagged for miss in wrong)
         self.right += 225 - len(wrong)
         self.exact += not wrong
         if wrong:
             print(f"  {tag}: {len(wrong)} wrong: {' '.join(wrong[:12])}", flush=True)
 
     def line(self) -> str:
+        # "silent": wrong cells not reported as uncertain, the misses a player is not asked about
         return (f"{self.name}: per-cell {self.right / max(self.cells, 1):.4%} "
-                f"({self.cells - self.right} wrong of {self.cells}), exact {self.exact}/{self.boards}"
-                f", no board {self.failed}, {self.seconds / max(self.boards, 1) * 1000:.0f} ms/photo")
+                f"({self.cells - self.right} wrong of {self.cells}, {self.silent} silent), "
+                f"exact {self.exact}/{self.boards}, no board {self.failed}, "
+                f"{self.seconds / max(self.boards, 1) * 1000:.0f} ms/photo")
 
 
 def read_label(path: Path) -> list[str]:
@@ -73,14 +77,14 @@ def _read(image, ruleset: str, tally: Tally, tag: str, where: Location | None = 
     start = time.perf_counter()
     try:
         if where is None:
-            board = read_board(image, ruleset=ruleset).board
+            reading = read_board(image, ruleset=ruleset)
         else:
-            board = read_grid(image, where, ruleset=ruleset).board
+            reading = read_grid(image, where, ruleset=ruleset)
     except PhotoError as exc:
         print(f"  {tag}: {exc}", flush=True)
-        board = None
+        reading = None
     tally.seconds += time.perf_counter() - start
-    return board
+    return reading
 
 
 def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool) -> Tally | None:
