@@ -239,6 +239,19 @@ def test_a_doubtful_tile_alike_its_own_squares_is_empty():
     assert np.flatnonzero(alike).tolist() == [10, 11]
 
 
+def test_a_tile_only_a_profile_sees_on_a_plain_square_is_empty():
+    from vision.read import empties_alike
+    kinds = np.array(["."] * (GRID * GRID))
+    crops = _squares((60, 80, 100))
+    crops[41] = _squares((160, 90, 40), seed=1)[41]  # a real tile, of another colour
+    confident = (0.02, 0.9, 0.02, 0.02, 0.02, 0.02)  # as a box's references read both
+    probs = _reading({12: confident, 41: confident})
+    disputed = np.zeros(GRID * GRID, bool)
+    disputed[[12, 41]] = True  # the general model thought them likely empty
+    assert not empties_alike(crops, probs, kinds).any()
+    assert np.flatnonzero(empties_alike(crops, probs, kinds, disputed)).tolist() == [12]
+
+
 def test_alike_compares_squares_of_one_kind_only():
     from vision.read import empties_alike
     kinds = np.array(["."] * (GRID * GRID))

@@ -114,11 +114,16 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     log_probs, embeddings, turns = _classify_upright(model, crops, rules.alphabet, stars, turns,
                                                      profile)
     _look_again(model, view, log_probs, embeddings, turns, matrix)
+    disputed = np.zeros(len(log_probs), bool)
     if profile is not None:
+        general = masked(log_probs, matrix)[:, 0]
         log_probs = profile.adjust(log_probs, embeddings, model.glyphs)
+        # tiles only the box's references see: checked against the board's squares too
+        disputed = (general > SOME_EMPTY) & (masked(log_probs, matrix)[:, 0] < TILE)
     probs = masked(log_probs, matrix)
     kinds = np.rot90(premium_kinds(rules.layout), -turns).reshape(-1)
-    alike, covered = empties_alike(crops, probs, kinds), tiles_unlike(crops, probs, kinds)
+    alike = empties_alike(crops, probs, kinds, disputed)
+    covered = tiles_unlike(crops, probs, kinds)
     for cells, empty_share in ((alike, SURE), (covered, 1 - SURE)):
         if cells.any():
             log_probs[cells] = _called(log_probs[cells], empty_share)
@@ -162,15 +167,17 @@ def premium_kinds(layout: Layout) -> np.ndarray:
     return np.array([list(row) for row in layout.rows])
 
 
-def empties_alike(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+def empties_alike(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray,
+                  disputed: np.ndarray | None = None) -> np.ndarray:
     """Cells read as a doubtful tile (no letter stands out, or the empty square is a close
-    second) whose centre looks like the board's own clear empty
+    second; or `disputed`, N booleans) whose centre looks like the board's own clear empty
     squares of their kind nearby (colour and texture): light and print that fool the general
     model on one square leave the same board's other squares to compare it with.
     `probs` (N, K) with the empty label first; `crops` and `kinds` (premium codes) in the
     same cell order, row by row."""
     empty, best = probs[:, 0], probs.max(axis=1)
-    doubtful = np.flatnonzero((empty < TILE) & ((best < DIFFUSE) | (empty > SOME_EMPTY)))
+    doubtful = (empty < TILE) & ((best < DIFFUSE) | (empty > SOME_EMPTY))
+    doubtful = np.flatnonzero(doubtful if disputed is None else doubtful | disputed)
     alike = np.zeros(len(probs), bool)
     if len(doubtful) == 0:
         return alike
