@@ -155,7 +155,7 @@ def load_model(path: str | None = None) -> Model:
 
 
 def load_second() -> Model:
-    """The bundled second opinion: a narrower network trained another way (other photos, more
+    """The bundled second opinion: the same network trained another way (other photos, more
     boxes in random colours among them) that re-reads the cells the first one doubts."""
     return load_model(str(model_dir() / f"{SECOND_NAME}.onnx"))
 
