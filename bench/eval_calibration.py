@@ -28,7 +28,7 @@ from bench.eval_read import ERUDIT, TURNS, Tally, read_label
 from calibration.profile import build_profile
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset
-from models.dataset import random_board
+from models.dataset import board_label, random_board
 from vision.read import read_board
 from vision.render import font_paths, render_photo
 
@@ -113,7 +113,7 @@ def eval_novel(count: int, folder: Path, box: int) -> list[Tally]:
         rng = np.random.default_rng(seed)
         board = random_board(rng, "".join(ruleset.alphabet))
         shot = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=box)
-        label = ["".join("*" if ch.islower() else ch for ch in row) for row in board]
+        label = board_label(board)
         tag = f"seed {seed}"
         try:
             read_board(shot.image, ruleset=ruleset)

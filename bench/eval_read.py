@@ -24,7 +24,7 @@ import numpy as np
 
 import vision.read
 from engine.errors import PhotoError
-from models.dataset import EVAL_SEEDS, random_board
+from models.dataset import EVAL_SEEDS, board_label, random_board
 from vision.classifier import CYRILLIC, LATIN, load_model
 from vision.locate import Location
 from vision.read import COLUMNS, Reading, read_board, read_grid
@@ -121,7 +121,7 @@ def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout") -> T
         alphabet, ruleset = _synthetic_rules(style, rng)
         board = random_board(rng, alphabet)
         shot = render_photo(board, seed=seed, style=style, fonts=fonts)
-        label = ["".join("*" if ch.islower() else ch for ch in row) for row in board]
+        label = board_label(board)
         tag = f"seed {seed} {style} {ruleset}"
         where = Location(shot.corners, 0.0, 1.0) if truth else None
         tally.add(label, _read(shot.image, ruleset, tally, tag, where), tag)

@@ -63,6 +63,12 @@ def random_board(rng: np.random.Generator, alphabet: str) -> list[str]:
     return rows
 
 
+def board_label(board: list[str]) -> list[str]:
+    """What a reading of a random_board should report: a star standing for a letter (lower
+    case) is read as the star it shows."""
+    return ["".join("*" if ch.islower() else ch for ch in row) for row in board]
+
+
 def _alphabet(style: str, rng: np.random.Generator) -> str:
     """Boards of Эрудит styles mostly in Cyrillic; Scrabble styles mostly in Latin."""
     cyrillic_share = 0.8 if style.startswith("erudit") else 0.3

@@ -114,7 +114,7 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     log_probs, embeddings, turns = _classify_upright(model, crops, rules.alphabet, stars, turns,
                                                      profile)
     _look_again(model, view, log_probs, embeddings, turns, matrix)
-    disputed = np.zeros(len(log_probs), bool)
+    disputed = None
     if profile is not None:
         general = masked(log_probs, matrix)[:, 0]
         log_probs = profile.adjust(log_probs, embeddings, model.glyphs)
