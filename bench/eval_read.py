@@ -51,10 +51,10 @@ class Tally:
             self.failed += 1
             return
         board = reading.board
-        wrong = [f"{COLUMNS[c]}{r + 1}:{label[r][c]}→{board[r][c]}"
-                 for r in range(15) for c in range(15) if label[r][c] != board[r][c]]
-        flagged = {cell["cell"] for cell in reading.uncertain}
-        self.silent += sum(miss.split(":")[0] not in flagged for miss in wrong)
+        cells = {f"{COLUMNS[c]}{r + 1}": (label[r][c], board[r][c])
+                 for r in range(15) for c in range(15) if label[r][c] != board[r][c]}
+        wrong = [f"{cell}:{truth}→{read}" for cell, (truth, read) in cells.items()]
+        self.silent += len(cells.keys() - {cell["cell"] for cell in reading.uncertain})
         self.right += 225 - len(wrong)
         self.exact += not wrong
         if wrong:

@@ -114,13 +114,13 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     log_probs, embeddings, turns = _classify_upright(model, crops, rules.alphabet, stars, turns,
                                                      profile)
     _look_again(model, view, log_probs, embeddings, turns, matrix)
-    disputed = None
+    general_empty = None
     if profile is not None:
-        general = masked(log_probs, matrix)[:, 0]
+        general_empty = masked(log_probs, matrix)[:, 0]
         log_probs = profile.adjust(log_probs, embeddings, model.glyphs)
-        # tiles only the box's references see: checked against the board's squares too
-        disputed = (general > SOME_EMPTY) & (masked(log_probs, matrix)[:, 0] < TILE)
     probs = masked(log_probs, matrix)
+    # tiles only the box's references see: checked against the board's squares too
+    disputed = None if general_empty is None else (general_empty > SOME_EMPTY) & (probs[:, 0] < TILE)
     kinds = np.rot90(premium_kinds(rules.layout), -turns).reshape(-1)
     alike = empties_alike(crops, probs, kinds, disputed)
     covered = tiles_unlike(crops, probs, kinds)
