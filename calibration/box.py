@@ -36,28 +36,42 @@ SETTLED = 0.9  # tiles read at least this surely show how a photo moves its tile
 MIN_SETTLED = 5  # fewer such tiles tell nothing about the photo
 KEPT = 2.0  # a letter's references weigh as much as this many of the photo's sure tiles of it
 ELSEWHERE = 1e-4  # the references' share for glyphs they have no example of
+# a cell farther (squared Mahalanobis) from every class than this × the references' own
+# farthest 1% from their class is unlike anything the box's photos showed: the references
+# then give no verdict and the general model reads it (a shadow, a blurred or hidden tile)
+REACH = 2.5
+REACH_QUANTILE = 0.99
 FORMAT = 1
 
 
 class Discriminant:
     """A linear discriminant of the references' classes: their means (C, D), the glyph each
-    shows (C,) and the precision (inverse covariance) they share."""
+    shows (C,), the precision (inverse covariance) they share, and `reach`: the squared
+    Mahalanobis distance from a class beyond which a cell is none of them."""
 
-    def __init__(self, precision: np.ndarray, means: np.ndarray, owners: np.ndarray):
-        self.precision, self.means, self.owners = precision, means, owners
+    def __init__(self, precision: np.ndarray, means: np.ndarray, owners: np.ndarray,
+                 reach: float):
+        self.precision, self.means, self.owners, self.reach = precision, means, owners, reach
         self.weights = means @ precision
         self.bias = -0.5 * np.einsum("ij,ij->i", self.weights, means)
 
     def scores(self, embeddings: np.ndarray) -> np.ndarray:
         return embeddings @ self.weights.T + self.bias
 
+    def outside(self, embeddings: np.ndarray) -> np.ndarray:
+        """(N,) the score (as `scores`) of a class `reach` away from each cell."""
+        return 0.5 * (self.distances(embeddings) - self.reach)
+
+    def distances(self, vectors: np.ndarray) -> np.ndarray:
+        """(N,) squared Mahalanobis length of each vector."""
+        return ((vectors @ self.precision) * vectors).sum(axis=1)
+
     def sure(self, embeddings, reading, glyphs) -> tuple[np.ndarray, np.ndarray]:
-        """Cells surely read as a letter or star that its references' classes agree with,
-        and the class nearest each cell."""
+        """Cells surely read as what their nearest references' class shows (an empty square
+        of a kind, a letter or the star), and that class for each cell."""
         nearest = self.scores(embeddings).argmax(axis=1)
         read = np.array(glyphs)[reading.argmax(axis=1)]
-        sure = ((reading.max(axis=1) > np.log(SETTLED)) & (read == self.owners[nearest])
-                & (read != EMPTY))
+        sure = (reading.max(axis=1) > np.log(SETTLED)) & (read == self.owners[nearest])
         return sure, nearest
 
     def moved(self, embeddings: np.ndarray, classes: np.ndarray) -> Discriminant:
@@ -67,7 +81,10 @@ class Discriminant:
         for c in np.unique(classes):
             cells = embeddings[classes == c]
             means[c] = (KEPT * means[c] + cells.sum(axis=0)) / (KEPT + len(cells))
-        return Discriminant(self.precision, means, self.owners)
+        return Discriminant(self.precision, means, self.owners, self.reach)
+
+    def reaching(self, reach: float) -> Discriminant:
+        return Discriminant(self.precision, self.means, self.owners, reach)
 
 
 @dataclass
@@ -106,18 +123,25 @@ class Profile:
         """(N, G) glyph log-probabilities of one photo's cells corrected with the box's
         references: a product of the general model (weighted) and the references' own
         verdict. The photo's surely read tiles then show how its light and focus move every
-        tile's look and how each of their letters looks in it, and the cells are read again.
+        tile's look, its sure cells how each of their letters and squares looks in it, and
+        the cells are read again.
         A profile without an alphabet photo leaves the general model's reading as it is."""
         if not self.letters:  # empty cells alone do not tell an unseen tile from a square
             return log_probs
         glyphs = list(glyphs)
         embeddings = normalised(embeddings)
         fitted = self._discriminant()
-        reading = self._combined(log_probs, embeddings, glyphs, fitted)
-        sure, nearest = fitted.sure(embeddings, reading, glyphs)
-        if sure.sum() < MIN_SETTLED:
-            return reading
-        embeddings = embeddings - (embeddings[sure] - fitted.means[nearest[sure]]).mean(axis=0)
+        # how far the photo moved its tiles' looks is told by all of them, however far
+        unbounded = fitted.reaching(np.inf)
+        reading = self._combined(log_probs, embeddings, glyphs, unbounded)
+        sure, nearest = unbounded.sure(embeddings, reading, glyphs)
+        tiles = sure & (fitted.owners[nearest] != EMPTY)
+        if tiles.sum() < MIN_SETTLED:
+            return self._combined(log_probs, embeddings, glyphs, fitted)
+        # the tiles' move, not the squares': each cell moved as far as it is a tile
+        tile = 1 - np.exp(reading[:, glyphs.index(EMPTY)])
+        shift = (embeddings[tiles] - fitted.means[nearest[tiles]]).mean(axis=0)
+        embeddings = embeddings - tile[:, None] * shift
         reading = self._combined(log_probs, embeddings, glyphs, fitted)
         sure, nearest = fitted.sure(embeddings, reading, glyphs)
         return self._combined(log_probs, embeddings, glyphs,
@@ -140,7 +164,8 @@ class Profile:
     def votes(self, embeddings: np.ndarray, glyphs: list[str],
               fitted: Discriminant | None = None) -> np.ndarray:
         """(N, G) log-probabilities of each glyph by the references alone: a linear
-        discriminant fitted to them (each kind of empty square a class of its own)."""
+        discriminant fitted to them (each kind of empty square a class of its own), with
+        a share for "none of them" spread evenly over the glyphs they show."""
         fitted = fitted or self._discriminant()
         scores = fitted.scores(embeddings) / TEMPERATURE
         votes = np.full((len(embeddings), len(glyphs)), -np.inf, np.float32)
@@ -148,6 +173,8 @@ class Profile:
             column = glyphs.index(glyph)
             votes[:, column] = np.logaddexp.reduce(scores[:, fitted.owners == glyph], axis=1)
         known = np.isfinite(votes[0])
+        none = fitted.outside(embeddings) / TEMPERATURE - np.log(known.sum())
+        votes[:, known] = np.logaddexp(votes[:, known], none[:, None])
         votes[:, known] -= np.logaddexp.reduce(votes[:, known], axis=1, keepdims=True)
         # glyphs the box has no example of: far less likely than its likeliest letter
         votes[:, ~known] = votes[:, known].max(axis=1, keepdims=True) + np.log(ELSEWHERE)
@@ -163,9 +190,11 @@ class Profile:
             spread = self.refs - means[members]
             cov = spread.T @ spread / len(self.refs)
             cov = (1 - SHRINK) * cov + SHRINK * np.trace(cov) / len(cov) * np.eye(len(cov))
-            self._fitted = Discriminant(np.linalg.inv(cov).astype(np.float32),
-                                        means.astype(np.float32),
-                                        np.array([c[0] for c in classes]))
+            precision = np.linalg.inv(cov).astype(np.float32)
+            fitted = Discriminant(precision, means.astype(np.float32),
+                                  np.array([c[0] for c in classes]), 0.0)
+            fitted.reach = REACH * float(np.quantile(fitted.distances(spread), REACH_QUANTILE))
+            self._fitted = fitted
         return self._fitted
 
     @property

@@ -176,6 +176,13 @@ def test_a_photos_sure_tiles_show_how_it_moves_the_others():
     assert (before.argmax(axis=1)[shown == 2] == GLYPHS.index("А")).all()
     after = profile.adjust(plain, cells, GLYPHS)
     assert (after.argmax(axis=1) == shown + 1).all()
+    # the tiles' move is not the squares': an empty square the general model leans to
+    # keeps its reading however far the photo moved the tiles
+    squares = np.vstack([cells, np.tile(means[0], (4, 1))])
+    leaning = np.vstack([plain, np.log(np.full((4, len(GLYPHS)), 0.1, np.float32))])
+    leaning[len(cells):, GLYPHS.index(".")] = np.log(0.5)
+    after = profile.adjust(leaning, squares, GLYPHS)
+    assert (after.argmax(axis=1)[len(cells):] == GLYPHS.index(".")).all()
     # too few sure tiles say nothing about the photo: the reading is left as it was
     few = cells[shown == 2][: MIN_SETTLED - 1]
     expected = profile.votes(few / np.linalg.norm(few, axis=1, keepdims=True), GLYPHS)
@@ -191,6 +198,22 @@ def test_references_do_not_overrule_a_sure_general_reading_on_thin_evidence():
     general[0, GLYPHS.index("Б")], general[0, GLYPHS.index("А")] = np.log(0.999), np.log(0.001)
     assert profile.votes(cell[None] / np.linalg.norm(cell), GLYPHS).argmax() == GLYPHS.index("А")
     assert profile.adjust(general, cell[None], GLYPHS).argmax() == GLYPHS.index("Б")
+
+
+def test_a_cell_unlike_every_reference_is_left_to_the_general_model():
+    # a shadowed square or a hidden tile looks like none of the box's references: however
+    # much nearer one of them it lies than the rest, they give it no verdict
+    profile, means = toy_profile()
+    stranger = np.eye(8)[7] + 0.3 * means[2]  # nearer Б, far from every class
+    stranger = (stranger / np.linalg.norm(stranger))[None]
+    votes = profile.votes(stranger, GLYPHS)[0, [GLYPHS.index(g) for g in ".АБВГ"]]
+    assert np.ptp(votes) < 0.05
+    general = np.log(np.full((1, len(GLYPHS)), 1e-4, np.float32))
+    general[0, GLYPHS.index(".")], general[0, GLYPHS.index("Б")] = np.log(0.7), np.log(0.3)
+    assert profile.adjust(general, stranger, GLYPHS).argmax() == GLYPHS.index(".")
+    # a cell among Б's references is Б's, as before
+    near = means[2] / np.linalg.norm(means[2])
+    assert profile.votes(near[None], GLYPHS).argmax() == GLYPHS.index("Б")
 
 
 def test_sure_tiles_move_their_letters_references():
