@@ -42,7 +42,7 @@ class Tally:
 
     def __init__(self, name: str):
         self.name, self.cells, self.right, self.boards, self.exact = name, 0, 0, 0, 0
-        self.failed, self.seconds, self.silent = 0, 0.0, 0
+        self.failed, self.seconds, self.silent, self.asked = 0, 0.0, 0, 0
 
     def add(self, label: list[str], reading: Reading | None, tag: str) -> None:
         self.boards += 1
@@ -55,15 +55,18 @@ class Tally:
                  for r in range(15) for c in range(15) if label[r][c] != board[r][c]}
         wrong = [f"{cell}:{truth}→{read}" for cell, (truth, read) in cells.items()]
         self.silent += len(cells.keys() - {cell["cell"] for cell in reading.uncertain})
+        self.asked += len(reading.uncertain)
         self.right += 225 - len(wrong)
         self.exact += not wrong
         if wrong:
             print(f"  {tag}: {len(wrong)} wrong: {' '.join(wrong[:12])}", flush=True)
 
     def line(self) -> str:
-        # "silent": wrong cells not reported as uncertain, the misses a player is not asked about
+        # "silent": wrong cells not reported as uncertain, the misses a player is not asked
+        # about; "asked": all cells reported uncertain, right or wrong
         return (f"{self.name}: per-cell {self.right / max(self.cells, 1):.4%} "
-                f"({self.cells - self.right} wrong of {self.cells}, {self.silent} silent), "
+                f"({self.cells - self.right} wrong of {self.cells}, {self.silent} silent, "
+                f"{self.asked} asked), "
                 f"exact {self.exact}/{self.boards}, no board {self.failed}, "
                 f"{self.seconds / max(self.boards, 1) * 1000:.0f} ms/photo")
 

@@ -17,7 +17,7 @@ from vision.classifier import (
     load_second,
     star_glyphs,
 )
-from vision.read import read_board, read_photo
+from vision.read import read_board, read_photo, uncertain_cells
 from vision.render import render_photo
 
 WORDS = [
@@ -147,6 +147,18 @@ def test_uncertain_cells_offer_at_most_three_candidates():
         assert 1 <= len(item["candidates"]) <= 3
         probs = [p for _, p in item["candidates"]]
         assert probs == sorted(probs, reverse=True)
+
+
+def test_a_cell_two_readings_disagree_on_is_asked_about_with_both():
+    labels = [".", "*", "Ш", "Щ", "Ц"]
+    grid = np.zeros((15, 15, len(labels)), np.float32)
+    grid[..., 0] = 1.0
+    grid[3, 4] = [0.0, 0.0, 0.995, 0.001, 0.004]  # sure Ш; the general model read Щ
+    other = np.zeros((15, 15), int)
+    other[3, 4] = 3
+    assert uncertain_cells(grid, labels) == []
+    (item,) = uncertain_cells(grid, labels, other)
+    assert item == {"cell": "E4", "candidates": [["Ш", 0.995], ["Щ", 0.001]]}
 
 
 def test_read_photo_times_the_file_and_reads_it(tmp_path):
