@@ -35,13 +35,15 @@ ERUDIT = EXTERNAL / "scrabble_assistant"
 JHEIDEL = EXTERNAL / "jheidel_scrabble-opencv"
 TURNS = (0, 90, 180, 270)
 TUNING_SEEDS = range(7_000_000, 7_100_000)  # cut by no training run with --seed below 60
+LARGE_CELL = 30  # px: a 12 MP photo (4 000 px wide) of a board spanning a ninth of its width
 
 
 class Tally:
     """Per-cell and whole-board counts of one set."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, echo: bool = True):
         self.name, self.cells, self.right, self.boards, self.exact = name, 0, 0, 0, 0
+        self.echo = echo  # print each board's wrong cells
         self.failed, self.seconds, self.silent, self.asked = 0, 0.0, 0, 0
 
     def add(self, label: list[str], reading: Reading | None, tag: str) -> None:
@@ -58,7 +60,7 @@ class Tally:
         self.asked += len(reading.uncertain)
         self.right += 225 - len(wrong)
         self.exact += not wrong
-        if wrong:
+        if wrong and self.echo:
             print(f"  {tag}: {len(wrong)} wrong: {' '.join(wrong[:12])}", flush=True)
 
     def line(self) -> str:
@@ -110,12 +112,14 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool)
     return tally
 
 
-def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout") -> Tally:
+def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout") -> list[Tally]:
     """Held-out fonts and seeds (or, with fonts "train", the tuning renders); boards of every
     style in their own alphabets. With `truth` the grid corners are the renderer's own, so only
-    the cell reading is measured."""
+    the cell reading is measured. The second tally counts the renders whose cells are at least
+    LARGE_CELL px: the renders are 1.3-2 MP, where a far board's cells shrink to 20 px."""
     name = "synthetic held-out" if fonts == "heldout" else "synthetic tuning (training fonts)"
-    tally = Tally(name + (", true corners" if truth else ""))
+    name += ", true corners" if truth else ""
+    tally, large = Tally(name), Tally(f"{name}, cells of {LARGE_CELL}+ px", echo=False)
     seeds = EVAL_SEEDS if fonts == "heldout" else TUNING_SEEDS
     for i in range(count):
         seed = seeds.start + i
@@ -127,8 +131,19 @@ def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout") -> T
         label = board_label(board)
         tag = f"seed {seed} {style} {ruleset}"
         where = Location(shot.corners, 0.0, 1.0) if truth else None
-        tally.add(label, _read(shot.image, ruleset, tally, tag, where), tag)
-    return tally
+        before = tally.seconds
+        reading = _read(shot.image, ruleset, tally, tag, where)
+        tally.add(label, reading, tag)
+        if _cell_px(shot.corners) >= LARGE_CELL:
+            large.add(label, reading, tag)
+            large.seconds += tally.seconds - before
+    return [tally, large]
+
+
+def _cell_px(corners: np.ndarray) -> float:
+    """Mean side of the grid's cells in the photo."""
+    return float(np.mean([np.linalg.norm(corners[i] - corners[(i + 1) % 4])
+                          for i in range(4)])) / 15
 
 
 def _synthetic_rules(style: str, rng) -> tuple[str, str]:
@@ -173,8 +188,8 @@ def main(argv=None) -> None:
     if "jheidel" in sets:
         tallies.append(eval_photos("jheidel Scrabble (15 photos)", JHEIDEL, "scrabble", (0,), False))
     if "synthetic" in sets:
-        tallies.append(eval_synthetic(args.synthetic, truth=True, fonts=args.fonts))
-        tallies.append(eval_synthetic(args.synthetic, fonts=args.fonts))
+        tallies += eval_synthetic(args.synthetic, truth=True, fonts=args.fonts)
+        tallies += eval_synthetic(args.synthetic, fonts=args.fonts)
     print()
     for tally in tallies:
         if tally is not None:
