@@ -26,7 +26,7 @@ import vision.read
 from engine.errors import PhotoError
 from models.dataset import EVAL_SEEDS, board_label, random_board
 from vision.classifier import CYRILLIC, LATIN, load_model
-from vision.locate import Location
+from vision.locate import Location, cell_size
 from vision.read import COLUMNS, Reading, read_board, read_grid
 from vision.render import STYLES, render_photo
 
@@ -134,16 +134,10 @@ def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout") -> l
         before = tally.seconds
         reading = _read(shot.image, ruleset, tally, tag, where)
         tally.add(label, reading, tag)
-        if _cell_px(shot.corners) >= LARGE_CELL:
+        if cell_size(shot.corners) >= LARGE_CELL:
             large.add(label, reading, tag)
             large.seconds += tally.seconds - before
     return [tally, large]
-
-
-def _cell_px(corners: np.ndarray) -> float:
-    """Mean side of the grid's cells in the photo."""
-    return float(np.mean([np.linalg.norm(corners[i] - corners[(i + 1) % 4])
-                          for i in range(4)])) / 15
 
 
 def _synthetic_rules(style: str, rng) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from PIL import ImageFont
 from engine.errors import PhotoError
 from vision.cells import CELL, GRID, board_image, cut_cell
 from vision.classifier import CYRILLIC, GLYPHS, LATIN, glyph_of
-from vision.locate import locate_board
+from vision.locate import cell_size, locate_board
 from vision.render import ANY_STYLES, STYLES, font_paths, render_photo
 from vision.render_styles import ENGLISH_STYLES
 
@@ -93,7 +93,7 @@ def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: 
     style = pick_style(rng, any_box)
     board = random_board(rng, _alphabet(style, rng))
     shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety)
-    cell = _cell_size(shot.corners)
+    cell = cell_size(shot.corners)
     variants = [shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32)]
     if jitter:
         variants.append(_located(shot, cell) if rng.random() < 0.5 else
@@ -162,11 +162,6 @@ def _cut(top: np.ndarray, r: int, c: int, rng: np.random.Generator, jitter: bool
     dx, dy = np.clip(rng.normal(0, SHIFT * CELL, 2), -MAX_SHIFT * CELL, MAX_SHIFT * CELL)
     scale = float(np.exp(np.clip(rng.normal(0, SCALE), -0.18, 0.2)))
     return cut_cell(top, r, c, dx=float(dx), dy=float(dy), scale=scale)
-
-
-def _cell_size(corners: np.ndarray) -> float:
-    edges = np.roll(corners, -1, axis=0) - corners
-    return float(np.hypot(edges[:, 0], edges[:, 1]).mean()) / GRID
 
 
 def _located(shot, cell: float) -> np.ndarray:

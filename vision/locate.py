@@ -147,7 +147,7 @@ def _crossing_lattices(regions, lattices):
     whole photo the stripes of a cloth running near one of the board's directions outweigh
     it and take its segments into their family."""
     for corners in _lattices(regions[0], [(0, 1)]) if regions else []:
-        if all(np.abs(corners - other).max() > STAYED * _cell_size(other) for other in lattices):
+        if all(np.abs(corners - other).max() > STAYED * cell_size(other) for other in lattices):
             yield corners
 
 
@@ -194,7 +194,7 @@ def _settled(levels, best, previous, current) -> bool:
     if min(previous[2], current[2]) < POLISH_BELOW:
         return False
     ends = [order_corners(fitted[0]) for fitted in (previous, current)]
-    if np.linalg.norm(ends[0] - ends[1], axis=1).max() > AGREE * _cell_size(ends[1]):
+    if np.linalg.norm(ends[0] - ends[1], axis=1).max() > AGREE * cell_size(ends[1]):
         return False
     small, scale = levels[-1]
     return _alone(levels, _rescale(best[0], 1.0, scale), min(previous[2], current[2]))
@@ -248,7 +248,7 @@ def _fitted(levels, corners_small):
         return None
     corners, quality = refined
     found = _rescale(corners, 1.0, scale)
-    if np.abs(found - corners_small).max() < STAYED * _cell_size(found):
+    if np.abs(found - corners_small).max() < STAYED * cell_size(found):
         misfit = _misfit(small, found)  # the layout was checked on the guess, whose cells it kept
         return corners, quality - MISFIT_WEIGHT * misfit, quality, misfit
     shift, misfit = _layout_shift(small, found)
@@ -794,7 +794,7 @@ def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS):
         moved = _snap_to_lines(evidence, to_source, corners, reach, clean)
         if moved is None:
             return None
-        step = float(np.abs(moved - corners).max()) / _cell_size(corners)
+        step = float(np.abs(moved - corners).max()) / cell_size(corners)
         corners = moved
         last = number == len(rounds) - 1
         # a grid that moved far may still be off by more than the next, narrower reach; a line
@@ -809,7 +809,7 @@ def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS):
 
 def _level_for(levels, corners_small, cell_px):
     """The smallest (copy, factor) of `levels` whose cells span at least `cell_px`."""
-    cell_photo = _cell_size(corners_small) * levels[-1][1]
+    cell_photo = cell_size(corners_small) * levels[-1][1]
     for level, factor in reversed(levels):
         if cell_photo / factor >= cell_px:
             return level, factor
@@ -857,7 +857,8 @@ def _shifted_line_counts(levels, corners_small, reach):
     return counts[0] + counts[1].T
 
 
-def _cell_size(corners: np.ndarray) -> float:
+def cell_size(corners: np.ndarray) -> float:
+    """Mean side of the grid's cells, in the corners' pixels."""
     sides = [np.linalg.norm(corners[i] - corners[(i + 1) % 4]) for i in range(4)]
     return float(np.mean(sides)) / CELLS
 
@@ -901,7 +902,7 @@ def _snap_to_lines(evidence, to_source, corners, reach, clean=None):
     if clean is not None and (strong & np.concatenate([part.ravel() for part in clean])).sum() >= MIN_CLEAN:
         used = strong & np.concatenate([part.ravel() for part in clean])
     homography, _ = cv2.findHomography(snapped[used], image_pts[used], cv2.RANSAC,
-                                       max(1.0, 0.12 * _cell_size(corners)), maxIters=RANSAC_DRAWS)
+                                       max(1.0, 0.12 * cell_size(corners)), maxIters=RANSAC_DRAWS)
     if homography is None:
         return None
     square = np.float32([[[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]]])
@@ -1217,7 +1218,7 @@ def _polish_by_layout(levels, corners):
     points = _rescale(corners, 1.0, factor)
     best = start = _misfit(source, points, POLISH_INSET)
     first = points
-    cell = _cell_size(points)
+    cell = cell_size(points)
     for step in POLISH_STEPS:
         for _ in range(POLISH_SWEEPS):
             moved = False
@@ -1254,7 +1255,7 @@ def _shifted(corners, shift):
 def _checked_location(levels, corners, quality) -> Location:
     height, width = levels[0][0].shape[:2]
     corners = order_corners(corners)
-    cell = _cell_size(corners)
+    cell = cell_size(corners)
     slack = CUT_OFF_TOLERANCE * cell
     outside = (corners[:, 0] < -slack) | (corners[:, 0] > width - 1 + slack) | \
         (corners[:, 1] < -slack) | (corners[:, 1] > height - 1 + slack)
@@ -1279,7 +1280,7 @@ def _smallest_cell(corners: np.ndarray) -> float:
 def _edge_width(image, corners) -> float:
     """How wide (in cells) the board's sharpest edges are: its contrast over its steepest
     gradient. A sharp photo gives ~0.1 cell; blur of σ cells widens edges to about 2.5σ."""
-    cell = int(max(8, min(16, _cell_size(corners))))  # 16 px per cell resolve 0.1-cell edges
+    cell = int(max(8, min(16, cell_size(corners))))  # 16 px per cell resolve 0.1-cell edges
     view, _ = _grid_view(image, corners, cell, 0)
     grey = cv2.cvtColor(view, cv2.COLOR_BGR2GRAY).astype(np.float32)
     grad = cv2.magnitude(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3),

@@ -131,14 +131,14 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     grid = np.rot90(probs.reshape(GRID, GRID, -1), turns, axes=(0, 1))
     board = ["".join(labels[i] for i in row) for row in grid.argmax(axis=2)]
     # where the box's references overrule the general model, the player is asked too: both
-    # read the same embeddings, so their agreement is no proof (novel boxes: 129 -> 82
-    # wrong cells not asked about, for 97 more asked in 138 photos)
-    second = None if general is None else np.rot90(general.argmax(axis=1).reshape(GRID, GRID),
-                                                    turns)
+    # read the same embeddings, so their agreement is no proof (novel boxes 11-14: 90 -> 54
+    # wrong cells not asked about)
+    general_read = None if general is None else np.rot90(
+        general.argmax(axis=1).reshape(GRID, GRID), turns)
     return Reading(
         board=board, orientation=90 * turns, corners=np.roll(location.corners, -turns, axis=0),
         labels=labels, probs=np.ascontiguousarray(grid),
-        uncertain=uncertain_cells(grid, labels, second),
+        uncertain=uncertain_cells(grid, labels, general_read),
         location=location,
         embeddings=np.ascontiguousarray(np.rot90(embeddings.reshape(GRID, GRID, -1), turns)),
     )
