@@ -176,8 +176,8 @@ def test_a_photos_sure_tiles_show_how_it_moves_the_others():
     assert (before.argmax(axis=1)[shown == 2] == GLYPHS.index("А")).all()
     after = profile.adjust(plain, cells, GLYPHS)
     assert (after.argmax(axis=1) == shown + 1).all()
-    # the tiles' move is not the squares': an empty square the general model leans to
-    # keeps its reading however far the photo moved the tiles
+    # an empty square the general model leans to keeps its reading however far the photo
+    # moved the tiles (the shift is the tiles', and a square carried off lies out of reach)
     squares = np.vstack([cells, np.tile(means[0], (4, 1))])
     leaning = np.vstack([plain, np.log(np.full((4, len(GLYPHS)), 0.1, np.float32))])
     leaning[len(cells):, GLYPHS.index(".")] = np.log(0.5)
