@@ -299,14 +299,18 @@ def test_a_doubtful_empty_unlike_its_kind_and_like_the_tiles_is_a_tile():
 class _Recorder:
     """A stand-in classifier: every crop it is shown reads as glyph 2 with embedding 1."""
 
-    def __init__(self, glyphs: int = 6, dims: int = 3):
-        self.shown, self.glyphs, self.dims = [], glyphs, dims
+    def __init__(self, glyphs: int = 6, dims: int = 3, partner=None):
+        self.shown, self.glyphs, self.dims, self.partner = [], glyphs, dims, partner
 
     def run(self, crops):
         self.shown.append(np.array(crops))
         log_probs = np.full((len(crops), self.glyphs), np.log(0.1 / (self.glyphs - 1)))
         log_probs[:, 2] = np.log(0.9)
         return log_probs, np.ones((len(crops), self.dims), np.float32)
+
+    def run_both(self, crops):
+        theirs = None if self.partner is None else self.partner.run(crops)[0]
+        return (*self.run(crops), theirs)
 
 
 @pytest.mark.parametrize("turns", [0, 1])
@@ -332,6 +336,11 @@ def test_doubtful_cells_are_read_again_from_shifted_crops_by_both_networks(monke
     assert np.array_equal(shown[len(SHIFTS)], np.rot90(cut_cell(view, 8, 10, dx=dx, dy=dy), turns))
     assert np.array_equal(seen[0], np.rot90(cut_cell(view, 0, 7), turns))
     assert np.array_equal(seen[1], shown[0])
+    _doubtful_cells_are_outvoted(log_probs, embeddings, before)
+
+
+def _doubtful_cells_are_outvoted(log_probs, embeddings, before):
+    from vision.read import SHIFTS
     sure = np.setdiff1d(np.arange(GRID * GRID), [7, 130])
     assert np.array_equal(log_probs[sure], before[sure]) and not embeddings[sure].any()
     # the mean of ten readings: nine agreeing ones outvote the doubtful first reading
@@ -342,6 +351,26 @@ def test_doubtful_cells_are_read_again_from_shifted_crops_by_both_networks(monke
     assert np.allclose(probs[0], expected / expected.sum(), atol=1e-6)
     # embeddings stay this network's own (the box references are made by it)
     assert np.allclose(embeddings[[7, 130]], len(SHIFTS) / (len(SHIFTS) + 1))
+
+
+def test_a_profile_models_partner_reading_of_shifted_crops_is_not_made_twice(monkeypatch):
+    import vision.read
+    from vision.read import SHIFTS, _look_again
+    second = _Recorder()
+    model = _Recorder(partner=second)  # as load_profile_model: the second network its partner
+    monkeypatch.setattr(vision.read, "load_second", lambda: second)
+    view = np.random.default_rng(1).integers(0, 255, (CROP * 11, CROP * 11, 3), dtype=np.uint8)
+    log_probs = np.log(np.full((GRID * GRID, 6), 0.01))
+    log_probs[:, 0] = np.log(0.95)
+    log_probs[[7, 130]] = np.log([0.1, 0.4, 0.3, 0.1, 0.05, 0.05])
+    embeddings = np.zeros((GRID * GRID, 3), np.float32)
+    before = log_probs.copy()
+    _look_again(model, view, log_probs, embeddings, 0, np.eye(6, dtype=np.float32))
+    shifted, centres = second.shown  # once with the embeddings, then the cells as cut
+    assert np.array_equal(shifted, model.shown[0]) and len(centres) == 2
+    assert np.array_equal(centres[1], cut_cell(view, 8, 10))
+    assert sum(len(crops) for crops in second.shown) == 2 * (len(SHIFTS) + 1)
+    _doubtful_cells_are_outvoted(log_probs, embeddings, before)
 
 
 def test_profiles_see_both_networks_embeddings_side_by_side():

@@ -77,14 +77,22 @@ class Model:
     def run(self, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Glyph log-probabilities (N, G) and penultimate embeddings (N, D) of BGR uint8 crops;
         with a partner, the embeddings are both networks', each of unit length, side by side."""
+        return self.run_both(crops)[:2]
+
+    def run_both(self, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """As `run`, plus the partner's own glyph log-probabilities (None without one): its
+        reading comes with the embeddings at no extra cost."""
         if len(crops) == 0:
-            return np.zeros((0, len(self.glyphs)), np.float32), np.zeros((0, 0), np.float32)
+            empty = np.zeros((0, len(self.glyphs)), np.float32)
+            return empty, np.zeros((0, 0), np.float32), None if self.partner is None else empty
         x = self.prepare(crops)
         logits, embeddings = self.session.run(None, {"crops": x})
+        theirs = None
         if self.partner is not None:
-            _, theirs = self.partner.run(crops)
-            embeddings = np.concatenate([normalised(embeddings), normalised(theirs)], axis=1)
-        return log_softmax(logits), embeddings
+            theirs, their_embeddings = self.partner.run(crops)
+            embeddings = np.concatenate([normalised(embeddings), normalised(their_embeddings)],
+                                        axis=1)
+        return log_softmax(logits), embeddings, theirs
 
     def prepare(self, crops: np.ndarray) -> np.ndarray:
         """(N, H, W, 3) uint8 BGR → the network's normalised (N, 3, H, W) float32 input."""
