@@ -5,6 +5,7 @@
     python -m bench.eval_read --model /tmp/m/tiles.onnx   # a candidate instead of the bundled one
     python -m bench.eval_read --second /tmp/m/tiles-second.onnx   # another second opinion
     python -m bench.eval_read --sets synthetic --fonts train --synthetic 200   # tuning renders
+    python -m bench.eval_read --sets synthetic --synthetic 60 --size 4000x3000  # as 12 MP photos
 
 Real photos live in ../shared/external (measurement only; sets that are absent are skipped).
 Per-cell accuracy counts the 225 cells of each upright reading against the hand label.
@@ -112,12 +113,15 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool)
     return tally
 
 
-def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout") -> list[Tally]:
+def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout",
+                   size: tuple[int, int] | None = None) -> list[Tally]:
     """Held-out fonts and seeds (or, with fonts "train", the tuning renders); boards of every
     style in their own alphabets. With `truth` the grid corners are the renderer's own, so only
     the cell reading is measured. The second tally counts the renders whose cells are at least
-    LARGE_CELL px: the renders are 1.3-2 MP, where a far board's cells shrink to 20 px."""
+    LARGE_CELL px: the renders are 1.3-2 MP, where a far board's cells shrink to 20 px, unless
+    `size` (width, height) asks for photos of that size (the seeds then show other photos)."""
     name = "synthetic held-out" if fonts == "heldout" else "synthetic tuning (training fonts)"
+    name += f", {size[0]}x{size[1]}" if size else ""
     name += ", true corners" if truth else ""
     tally, large = Tally(name), Tally(f"{name}, cells of {LARGE_CELL}+ px", echo=False)
     seeds = EVAL_SEEDS if fonts == "heldout" else TUNING_SEEDS
@@ -127,7 +131,7 @@ def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout") -> l
         style = STYLES[i % len(STYLES)]
         alphabet, ruleset = _synthetic_rules(style, rng)
         board = random_board(rng, alphabet)
-        shot = render_photo(board, seed=seed, style=style, fonts=fonts)
+        shot = render_photo(board, seed=seed, style=style, fonts=fonts, size=size)
         label = board_label(board)
         tag = f"seed {seed} {style} {ruleset}"
         where = Location(shot.corners, 0.0, 1.0) if truth else None
@@ -144,6 +148,14 @@ def _synthetic_rules(style: str, rng) -> tuple[str, str]:
     if style.startswith("erudit"):
         return (CYRILLIC.replace("Ё", ""), "erudit") if rng.random() < 0.8 else (LATIN, "erudit-english")
     return (LATIN, "scrabble") if rng.random() < 0.7 else (CYRILLIC, "scrabble-ru")
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size {text!r} is not WIDTHxHEIGHT") from None
+    return width, height
 
 
 def use_model(path: Path, second: bool = False) -> None:
@@ -166,6 +178,7 @@ def main(argv=None) -> None:
     parser.add_argument("--no-turns", action="store_true", help="real photos only as taken")
     parser.add_argument("--model", type=Path, help="an .onnx (with its .json) to measure instead")
     parser.add_argument("--second", type=Path, help="an .onnx to use as the second opinion")
+    parser.add_argument("--size", type=_size, help="renders of WxH px (default: 1.3-2 MP)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     if args.model is not None:
@@ -182,8 +195,8 @@ def main(argv=None) -> None:
     if "jheidel" in sets:
         tallies.append(eval_photos("jheidel Scrabble (15 photos)", JHEIDEL, "scrabble", (0,), False))
     if "synthetic" in sets:
-        tallies += eval_synthetic(args.synthetic, truth=True, fonts=args.fonts)
-        tallies += eval_synthetic(args.synthetic, fonts=args.fonts)
+        tallies += eval_synthetic(args.synthetic, truth=True, fonts=args.fonts, size=args.size)
+        tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size)
     print()
     for tally in tallies:
         if tally is not None:
