@@ -41,6 +41,12 @@ ELSEWHERE = 1e-4  # the references' share for glyphs they have no example of
 # then give no verdict and the general model reads it (a shadow, a blurred or hidden tile)
 REACH = 2.5
 REACH_QUANTILE = 0.99
+# a photo in which more than this share of the tiles is beyond every class's reach (a far,
+# blurred board) is read by the general model alone: the photo's tile shift would carry its
+# cells into the references' reach, where their verdict on such tiles is worse than none
+# (novel boxes 11-14: that share 0.75-0.84 on the one far, motion-blurred board, at most 0.28
+# on the others)
+UNLIKE_PHOTO = 0.5
 FORMAT = 1
 
 
@@ -61,6 +67,13 @@ class Discriminant:
     def outside(self, embeddings: np.ndarray) -> np.ndarray:
         """(N,) the score (as `scores`) of a class `reach` away from each cell."""
         return 0.5 * (self.distances(embeddings) - self.reach)
+
+    def beyond_reach(self, embeddings: np.ndarray) -> np.ndarray:
+        """(N,) whether each cell is farther than `reach` from every class."""
+        weighted = embeddings @ self.precision
+        nearest = ((weighted * embeddings).sum(axis=1)[:, None] - 2 * weighted @ self.means.T
+                   + np.einsum("ij,ij->i", self.weights, self.means)[None]).min(axis=1)
+        return nearest > self.reach
 
     def distances(self, vectors: np.ndarray) -> np.ndarray:
         """(N,) squared Mahalanobis length of each vector."""
@@ -131,6 +144,8 @@ class Profile:
         glyphs = list(glyphs)
         embeddings = normalised(embeddings)
         fitted = self._discriminant()
+        if self._unlike(log_probs, embeddings, glyphs, fitted):
+            return log_probs
         # how far the photo moved its tiles' looks is told by all of them, however far
         unbounded = fitted.reaching(np.inf)
         reading = self._combined(log_probs, embeddings, glyphs, unbounded)
@@ -146,6 +161,15 @@ class Profile:
         sure, nearest = fitted.sure(embeddings, reading, glyphs)
         return self._combined(log_probs, embeddings, glyphs,
                               fitted.moved(embeddings[sure], nearest[sure]))
+
+    @staticmethod
+    def _unlike(log_probs, embeddings, glyphs, fitted: Discriminant) -> bool:
+        """Whether most of the photo's tiles (as the general model sees them) are beyond
+        the references' reach."""
+        tiles = np.exp(log_probs[:, glyphs.index(EMPTY)]) < 0.5
+        if tiles.sum() < MIN_SETTLED:
+            return False
+        return float(fitted.beyond_reach(embeddings[tiles]).mean()) > UNLIKE_PHOTO
 
     def judge(self, log_probs: np.ndarray, embeddings: np.ndarray, glyphs) -> np.ndarray:
         """(N, G) general log-probabilities (weighted by UPRIGHT_GENERAL_WEIGHT) plus the

@@ -138,6 +138,10 @@ def test_the_boxs_own_letters_decide_the_upright_of_a_small_blurred_board(tmp_pa
     reading = read_board(shot.image, ruleset=profile.apply_to(ERUDIT), profile=profile)
     corner = np.linalg.norm(shot.corners - reading.corners[0], axis=1)
     assert corner.argmin() == 0 and corner[0] < 10  # its top-left is the board's top-left
+    # its tiles are unlike the box's references: their letters are the general model's
+    general = read_board(shot.image, ruleset=profile.apply_to(ERUDIT),
+                         turns=reading.orientation // 90)
+    assert reading.board == general.board and np.allclose(reading.probs, general.probs, atol=1e-5)
 
 
 def test_profile_without_alphabet_keeps_the_general_reading(box, tmp_path):
@@ -214,6 +218,22 @@ def test_a_cell_unlike_every_reference_is_left_to_the_general_model():
     # a cell among Б's references is Б's, as before
     near = means[2] / np.linalg.norm(means[2])
     assert profile.votes(near[None], GLYPHS).argmax() == GLYPHS.index("Б")
+
+
+def test_a_photo_whose_tiles_are_unlike_every_reference_is_read_by_the_general_model():
+    # a far, blurred board: most of its tiles lie beyond every class's reach, and the photo's
+    # tile shift would carry them into it; the references then give no verdict at all
+    profile, means = toy_profile()
+    shown = np.repeat([1, 2, 3, 4], 4)
+    general = np.log(np.full((len(shown), len(GLYPHS)), 0.01, np.float32))
+    general[:, GLYPHS.index(".")] = np.log(0.02)  # tiles, letters not told apart
+    blurred = 0.5 * means[shown] + 0.9 * np.eye(8)[7]
+    fitted = profile._discriminant()
+    assert fitted.beyond_reach(blurred / np.linalg.norm(blurred, axis=1, keepdims=True)).all()
+    assert np.array_equal(profile.adjust(general, blurred, GLYPHS), general)
+    # the same tiles as the alphabet photo shows them are the references' to read
+    read = profile.adjust(general, means[shown], GLYPHS).argmax(axis=1)
+    assert (read == shown + GLYPHS.index("А") - 1).all()
 
 
 def test_sure_tiles_move_their_letters_references():
