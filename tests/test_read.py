@@ -251,6 +251,24 @@ def test_a_doubtful_tile_alike_its_own_squares_is_empty():
     assert np.flatnonzero(alike).tolist() == [10, 11]
 
 
+def test_a_square_called_empty_by_its_colour_is_still_asked_about():
+    # the colour check errs where a tile matches its square: the player is asked, the empty
+    # square offered first, however much of the rest lay on glyphs the ruleset lacks
+    from vision.classifier import masked
+    from vision.read import CALLED_EMPTY, SURE, _called
+    labels = labels_for(load_ruleset("erudit").alphabet)
+    matrix = load_model().label_matrix(labels, star_glyphs("erudit"))
+    p = np.full((1, len(GLYPHS)), 1e-4)
+    p[0, GLYPHS.index("Б")], p[0, GLYPHS.index("W")] = 0.3, 0.6  # W: no letter of Эрудит
+    called = masked(_called(np.log(p / p.sum()), CALLED_EMPTY, matrix), matrix)[0]
+    assert called[0] == pytest.approx(CALLED_EMPTY) and CALLED_EMPTY < SURE
+    grid = np.zeros((GRID, GRID, len(labels)), np.float32)
+    grid[:, :, 0] = 1.0
+    grid[4, 2] = called
+    [asked] = uncertain_cells(grid, labels)
+    assert asked["cell"] == "C5" and [c[0] for c in asked["candidates"][:2]] == [".", "Б"]
+
+
 def test_a_tile_only_a_profile_sees_on_a_plain_square_is_empty():
     from vision.read import empties_alike
     kinds = np.array(["."] * (GRID * GRID))

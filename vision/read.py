@@ -40,6 +40,10 @@ FIRST_ORIENTATION_TILES = 8  # read first; the rest only when these leave the vo
 DECISIVE_VOTE = 10.0  # nats between the best turn and the next: odds of 20 000 to 1
 COLUMNS = "ABCDEFGHIJKLMNO"
 CLEAR_EMPTY = 0.9  # empty cells this sure are the board's own examples of its squares
+# a doubtful tile that looks like the clear squares of its kind is called empty at this share,
+# below SURE so that the player is asked: the colour check was right on 19 of its 24 calls
+# (all 17 on the real photos; 2 of 7 on the tuning renders, whose tiles can match a square)
+CALLED_EMPTY = 0.8
 MIN_ALIKE = 4  # fewer clear examples of a kind of square tell nothing about it
 DIFFUSE = 0.3  # a tile whose best letter is below this is not told apart from the rest
 SOME_EMPTY = 0.2  # a tile this likely to be an empty square is in doubt too
@@ -126,9 +130,11 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     kinds = np.rot90(premium_kinds(rules.layout), -turns).reshape(-1)
     alike = empties_alike(crops, probs, kinds, disputed)
     covered = tiles_unlike(crops, probs, kinds)
-    for cells, empty_share in ((alike, SURE), (covered, 1 - SURE)):
+    # a called square's share is its label's (it is to be asked about); a covered one keeps
+    # the glyph-level share it was tuned with, which letters outside the ruleset may add to
+    for cells, empty_share, labelled in ((alike, CALLED_EMPTY, matrix), (covered, 1 - SURE, None)):
         if cells.any():
-            log_probs[cells] = _called(log_probs[cells], empty_share)
+            log_probs[cells] = _called(log_probs[cells], empty_share, labelled)
             probs[cells] = masked(log_probs[cells], matrix)
     grid = np.rot90(probs.reshape(GRID, GRID, -1), turns, axes=(0, 1))
     board = ["".join(labels[i] for i in row) for row in grid.argmax(axis=2)]
@@ -281,12 +287,16 @@ def _nearest_median(values: np.ndarray, refs: np.ndarray, cells: np.ndarray) -> 
     return np.nanmedian(picked, axis=1)
 
 
-def _called(log_probs: np.ndarray, empty_share: float) -> np.ndarray:
+def _called(log_probs: np.ndarray, empty_share: float,
+            matrix: np.ndarray | None = None) -> np.ndarray:
     """Glyph log-probabilities with the empty cell moved to `empty_share`, the rest keeping
-    their ratio."""
+    their ratio; with a label `matrix` (as for `masked`) glyphs of no label get none, so that
+    the share is the empty label's too."""
     empty = load_model().glyphs.index(EMPTY)
     p = np.exp(log_probs)
     p[:, empty] = 0
+    if matrix is not None:
+        p[:, matrix.sum(axis=1) == 0] = 0
     p *= (1 - empty_share) / np.maximum(p.sum(axis=1, keepdims=True), 1e-30)
     p[:, empty] = empty_share
     return np.log(np.maximum(p, 1e-30))
