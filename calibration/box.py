@@ -69,10 +69,9 @@ class Discriminant:
         return 0.5 * (self.distances(embeddings) - self.reach)
 
     def beyond_reach(self, embeddings: np.ndarray) -> np.ndarray:
-        """(N,) whether each cell is farther than `reach` from every class."""
-        weighted = embeddings @ self.precision
-        nearest = ((weighted * embeddings).sum(axis=1)[:, None] - 2 * weighted @ self.means.T
-                   + np.einsum("ij,ij->i", self.weights, self.means)[None]).min(axis=1)
+        """(N,) whether each cell is farther than `reach` from every class (a class's squared
+        distance is the cell's own length less twice its score)."""
+        nearest = self.distances(embeddings) - 2 * self.scores(embeddings).max(axis=1)
         return nearest > self.reach
 
     def distances(self, vectors: np.ndarray) -> np.ndarray:
