@@ -1,7 +1,7 @@
 """Train the tile classifier on rendered photos only, and export it to ONNX.
 
-    python -m models.train --seed 5 --shots 2000 --also 6:800 --epochs 3 --width 24 --shake \
-        --threads 2 --any-box 0.25 --out models/           # the shipped model (~31 min)
+    python -m models.train --seed 5 --shots 2000 --also 6:800 --epochs 4 --width 24 --shake \
+        --threads 2 --any-box 0.25 --soften 0.4 --longest 9 --out models/  # shipped (~45 min)
     python -m models.train --seed 1 --out /tmp/m --shots 100 --epochs 1  # a quick smoke run
     python -m models.train --seed 7 --shots 2000 --also 8:800 --epochs 3 --width 24 --shake \
         --threads 2 --any-box 0.4 --name tiles-second --out models/  # the second opinion (~37 min)
@@ -40,6 +40,8 @@ from vision.classifier import (
 
 MEAN, STD = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)
 TURNED_SHARE = 0.12  # share of letter tiles shown turned 90/180/270 as the '~' class
+SOFTEN = 0.3  # share of crops blurred in training (far or soft photos)
+LONGEST = 7  # px: the longest motion-blur line drawn with --shake
 WIDTH = 20  # channels of the stem; the embedding has 8×WIDTH
 READ_BATCH = 4096  # crops per onnxruntime call when measuring: memory stays small
 
@@ -70,7 +72,8 @@ class TileNet(nn.Module):
         return self.head(embedding), embedding
 
 
-def augment(x: torch.Tensor, labels: torch.Tensor, gen: torch.Generator, shake: bool = False):
+def augment(x: torch.Tensor, labels: torch.Tensor, gen: torch.Generator, shake: bool = False,
+            soften: float = SOFTEN, longest: int = LONGEST):
     """Photometric and resolution jitter on a float batch in [0,1] (N,3,H,W); turned tiles.
 
     Geometry (shift, scale, tilt, corner error) is already in the crops: the dataset cuts them
@@ -84,7 +87,7 @@ def augment(x: torch.Tensor, labels: torch.Tensor, gen: torch.Generator, shake: 
     mean = x.mean(dim=(1, 2, 3), keepdim=True)
     contrast = 0.7 + 0.6 * u(n, 1, 1, 1)
     x = ((x - mean) * contrast + mean) * gain * colour
-    x = _soften(x, gen, shake)
+    x = _soften(x, gen, shake, soften, longest)
     x = x + u(n, 1, 1, 1) * 0.04 * torch.randn(x.shape, generator=gen)
     return x.clamp(0, 1), labels
 
@@ -108,11 +111,11 @@ def _turn(x, labels, gen):
     return out, labels
 
 
-def _soften(x, gen, shake: bool = False):
+def _soften(x, gen, shake: bool = False, share: float = SOFTEN, longest: int = LONGEST):
     """Blur some crops by a down-and-up resize (far or soft photos); with `shake` half the
     time also along one line (a shaken hand): unseen fonts failed most in blur."""
     n, size = len(x), x.shape[-1]
-    pick = torch.rand(n, generator=gen) < 0.3
+    pick = torch.rand(n, generator=gen) < share
     if not pick.any():
         return x
     small = int(torch.randint(size * 5 // 8, size - 4, (1,), generator=gen))
@@ -120,13 +123,13 @@ def _soften(x, gen, shake: bool = False):
                         align_corners=False)
     soft = F.interpolate(sub, size=(size, size), mode="bilinear", align_corners=False)
     if shake and torch.rand(1, generator=gen) < 0.5:
-        soft = _shake(soft, gen)
+        soft = _shake(soft, gen, longest)
     x = x.clone()
     x[pick] = soft
     return x
 
 
-def _shake(x, gen, longest: int = 7):
+def _shake(x, gen, longest: int = LONGEST):
     """Motion blur: the mean along a line of random length (3..longest px) and direction."""
     length = int(torch.randint(3, longest + 1, (1,), generator=gen))
     angle = float(torch.rand(1, generator=gen)) * math.pi
@@ -154,7 +157,7 @@ def normalise(x: torch.Tensor) -> torch.Tensor:
 
 def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batch: int = 128,
           lr: float = 3e-3, val: tuple | None = None, width: int = WIDTH,
-          shake: bool = False) -> TileNet:
+          shake: bool = False, soften: float = SOFTEN, longest: int = LONGEST) -> TileNet:
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = TileNet(width=width)
@@ -169,7 +172,7 @@ def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batc
         seen, loss_sum, right = 0, 0.0, 0
         for i in range(0, len(order), batch):
             idx = order[i:i + batch]
-            x, y = augment(to_input(data[idx]), target[idx], gen, shake)
+            x, y = augment(to_input(data[idx]), target[idx], gen, shake, soften, longest)
             logits, _ = model(normalise(x))
             loss = F.cross_entropy(logits, y, label_smoothing=0.05)
             opt.zero_grad()
@@ -269,6 +272,12 @@ def _share(text: str) -> float:
     return share
 
 
+def _odd(text: str) -> int:
+    if not (text.isdigit() and int(text) >= 3 and int(text) % 2):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an odd number of px, 3 or more")
+    return int(text)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -283,6 +292,10 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--shake", action="store_true",
                         help="motion-blur half of the blurred crops (the second opinion's recipe)")
+    parser.add_argument("--soften", type=_share, default=SOFTEN, metavar="SHARE",
+                        help="share of crops blurred in training")
+    parser.add_argument("--longest", type=_odd, default=LONGEST, metavar="PX",
+                        help="longest motion-blur line with --shake (odd)")
     parser.add_argument("--name", default=MODEL_NAME,
                         help=f"file name in --out: {MODEL_NAME}, or {SECOND_NAME} for the "
                              "second opinion")
@@ -302,11 +315,12 @@ def main(argv=None) -> None:
     print(f"data: {len(crops)} crops from {shots} shots in {data_s:.0f}s", flush=True)
     t1 = time.time()
     model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val, width=args.width,
-                  shake=args.shake)
+                  shake=args.shake, soften=args.soften, longest=args.longest)
     train_s = time.time() - t1
     meta = {"seed": args.seed, "shots": args.shots, "also": args.also, "crops": int(len(crops)),
             "epochs": args.epochs, "width": args.width, "variety": args.variety,
-            "shake": args.shake, "any_box": args.any_box, "train_threads": args.threads,
+            "shake": args.shake, "soften": args.soften, "longest": args.longest,
+            "any_box": args.any_box, "train_threads": args.threads,
             "params": sum(p.numel() for p in model.parameters()),
             "val_accuracy": round(accuracy(model, *val), 5),
             "data_seconds": round(data_s), "train_seconds": round(train_s),
@@ -314,6 +328,8 @@ def main(argv=None) -> None:
                        f"--epochs {args.epochs} --width {args.width}"
                        f"{'' if args.variety else ' --no-variety'}"
                        f"{' --shake' if args.shake else ''} --threads {args.threads}"
+                       f"{f' --soften {args.soften:g}' if args.soften != SOFTEN else ''}"
+                       f"{f' --longest {args.longest}' if args.longest != LONGEST else ''}"
                        f"{''.join(f' --also {text}' for text in args.also)}"
                        f"{f' --any-box {args.any_box:g}' if args.any_box else ''}"
                        f" --name {args.name} --out models/"}

@@ -19,7 +19,8 @@ def tiny_model(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("model")
     main(["--seed", "7", "--shots", "4", "--also", "8:2", "--epochs", "1", "--workers", "1",
-          "--shake", "--any-box", "0.5", "--name", "tiles-second", "--out", str(out)])
+          "--shake", "--any-box", "0.5", "--soften", "0.5", "--longest", "9",
+          "--name", "tiles-second", "--out", str(out)])
     return out
 
 
@@ -30,6 +31,7 @@ def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
     assert "--shake" in meta["command"] and "--name tiles-second" in meta["command"]
     assert meta["also"] == ["8:2"] and "--also 8:2" in meta["command"]
     assert meta["any_box"] == 0.5 and "--any-box 0.5" in meta["command"]
+    assert meta["soften"] == 0.5 and "--soften 0.5 --longest 9" in meta["command"]
     assert meta["threads"] == 2  # onnxruntime's threads, not the training's
     graph = onnx.load(str(tiny_model / "tiles-second.onnx")).graph
     assert any(node.op_type == "QuantizeLinear" for node in graph.node)
@@ -66,6 +68,15 @@ def test_a_share_of_random_boxes_outside_0_to_1_is_refused(text, capsys):
     with pytest.raises(SystemExit):
         main(["--any-box", text])
     assert f"{text!r}: expected a share from 0 to 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["8", "1", "long"])
+def test_a_motion_blur_line_not_odd_is_refused(text, capsys):
+    from models.train import main
+
+    with pytest.raises(SystemExit):
+        main(["--longest", text])
+    assert f"{text!r}: expected an odd number of px" in capsys.readouterr().err
 
 
 def test_the_8_bit_model_reads_through_the_reader(tiny_model):
