@@ -3,8 +3,9 @@
     python -m models.train --seed 5 --shots 2000 --also 6:800 --epochs 4 --width 24 --shake \
         --threads 2 --any-box 0.25 --soften 0.4 --longest 9 --out models/  # shipped (~45 min)
     python -m models.train --seed 1 --out /tmp/m --shots 100 --epochs 1  # a quick smoke run
-    python -m models.train --seed 7 --shots 2000 --also 8:800 --epochs 3 --width 24 --shake \
-        --threads 2 --any-box 0.4 --name tiles-second --out models/  # the second opinion (~37 min)
+    python -m models.train --seed 7 --shots 2000 --also 8:800 --epochs 4 --width 24 --shake \
+        --threads 2 --any-box 0.4 --soften 0.4 --longest 9 --name tiles-second \
+        --out models/                                      # the second opinion (~52 min)
 
 The data come from models.dataset (renderer → corners → rectify → the cutter's crops), seeded
 by --seed; no real photo is ever used. Prints progress; writes tiles.onnx (8-bit, quantized

@@ -97,21 +97,23 @@ def test_profile_reads_the_box_well(box):
 
 
 def test_profile_tells_apart_letters_the_general_model_confuses(tmp_path):
-    """Box 21 (an italic serif on violet tiles): zero-shot, its Щ reads as Ш on a casually
-    taken board; the box's own references tell the two apart."""
+    """Box 21 (an italic serif on violet tiles): zero-shot, its Щ reads as Ш on casually
+    taken boards; the box's own references tell the two apart."""
     for name, board, seed in (("empty", EMPTY, 500), ("abc", ALPHABET, 501)):
         shot = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=21,
                             clutter=False)
         cv2.imwrite(str(tmp_path / f"{name}.png"), shot.image)
     profile = build_profile(tmp_path / "empty.png", tmp_path / "abc.png", "libertine", "erudit",
                             tmp_path)
-    board = random_board(np.random.default_rng(9_500_013), "".join(ERUDIT.alphabet))
-    image = render_photo(board, seed=9_500_013, style=NOVEL, fonts="heldout", box_seed=21).image
-    label = board_label(board)
-    plain = wrong_cells(read_board(image, ruleset=ERUDIT).board, label)
-    calibrated = wrong_cells(read_board(image, ruleset=profile.apply_to(ERUDIT),
-                                        profile=profile).board, label)
-    assert plain >= 2 and calibrated < plain and calibrated <= 1
+    plain = calibrated = 0
+    for seed in (9_500_002, 9_500_013):
+        board = random_board(np.random.default_rng(seed), "".join(ERUDIT.alphabet))
+        image = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=21).image
+        label = board_label(board)
+        plain += wrong_cells(read_board(image, ruleset=ERUDIT).board, label)
+        calibrated += wrong_cells(read_board(image, ruleset=profile.apply_to(ERUDIT),
+                                             profile=profile).board, label)
+    assert plain >= 2 and calibrated == 0
 
 
 @pytest.mark.parametrize("quarters", [1, 2, 3])
