@@ -274,6 +274,7 @@ def _share(text: str) -> float:
 
 
 def _odd(text: str) -> int:
+    """A motion-blur line length: odd, so the kernel has a centre and crops keep their size."""
     if not (text.isdigit() and int(text) >= 3 and int(text) % 2):
         raise argparse.ArgumentTypeError(f"{text!r}: expected an odd number of px, 3 or more")
     return int(text)
