@@ -1,7 +1,7 @@
 """Train the tile classifier on rendered photos only, and export it to ONNX.
 
     python -m models.train --seed 5 --shots 2000 --also 6:800 --epochs 4 --width 24 --shake \
-        --threads 2 --any-box 0.25 --soften 0.4 --longest 9 --out models/  # shipped (~45 min)
+        --threads 2 --any-box 0.25 --soften 0.5 --longest 13 --out models/  # shipped (~45 min)
     python -m models.train --seed 1 --out /tmp/m --shots 100 --epochs 1  # a quick smoke run
     python -m models.train --seed 7 --shots 2000 --also 8:800 --epochs 4 --width 24 --shake \
         --threads 2 --any-box 0.4 --soften 0.4 --longest 9 --name tiles-second \

@@ -97,18 +97,19 @@ def test_profile_reads_the_box_well(box):
 
 
 def test_profile_tells_apart_letters_the_general_model_confuses(tmp_path):
-    """Box 21 (an italic serif on violet tiles): zero-shot, its Щ reads as Ш on casually
-    taken boards; the box's own references tell the two apart."""
+    """Box 12 (a condensed serif on violet tiles): zero-shot, its Ш reads as Щ on casually
+    taken boards (the value digit under its right stem looks like Щ's tail); the box's own
+    references tell the two apart."""
     for name, board, seed in (("empty", EMPTY, 500), ("abc", ALPHABET, 501)):
-        shot = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=21,
+        shot = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=12,
                             clutter=False)
         cv2.imwrite(str(tmp_path / f"{name}.png"), shot.image)
-    profile = build_profile(tmp_path / "empty.png", tmp_path / "abc.png", "libertine", "erudit",
+    profile = build_profile(tmp_path / "empty.png", tmp_path / "abc.png", "serif", "erudit",
                             tmp_path)
     plain = calibrated = 0
-    for seed in (9_500_002, 9_500_013):
+    for seed in (9_500_009, 9_500_020):
         board = random_board(np.random.default_rng(seed), "".join(ERUDIT.alphabet))
-        image = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=21).image
+        image = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=12).image
         label = board_label(board)
         plain += wrong_cells(read_board(image, ruleset=ERUDIT).board, label)
         calibrated += wrong_cells(read_board(image, ruleset=profile.apply_to(ERUDIT),
