@@ -34,6 +34,7 @@ MAX_SHIFT = 0.22  # cells
 SCALE = 0.07  # sd of the log of the extra per-crop scale
 PLAIN_EMPTY_KEEP = 0.5  # share of plain empty squares kept (many and alike, yet most cells of a game)
 STAR_SHARE = 0.08  # share of tiles that are stars (or blanks): rare in games, easy to miss
+MAX_CROPS = 2 * GRID * GRID  # crops cut from one photo at most: two cuts of every cell
 PRINTED_PREMIUMS = 0.5  # share of photos whose premium squares get a big printed factor digit
 
 

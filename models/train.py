@@ -3,9 +3,9 @@
     python -m models.train --seed 5 --shots 2000 --also 6:800 --epochs 4 --width 24 --shake \
         --threads 2 --any-box 0.25 --soften 0.5 --longest 13 --out models/  # shipped (~45 min)
     python -m models.train --seed 1 --out /tmp/m --shots 100 --epochs 1  # a quick smoke run
-    python -m models.train --seed 7 --shots 2000 --also 8:800 --epochs 4 --width 24 --shake \
-        --threads 2 --any-box 0.4 --soften 0.4 --longest 9 --name tiles-second \
-        --out models/                                      # the second opinion (~52 min)
+    python -m models.train --seed 5 --shots 2000 --also 6:800 --also 7:2000:0.4 \
+        --also 8:800:0.4 --epochs 3 --width 24 --shake --threads 2 --any-box 0.25 \
+        --soften 0.5 --longest 13 --name tiles-second --out models/  # second opinion (~85 min)
 
 The data come from models.dataset (renderer → corners → rectify → the cutter's crops), seeded
 by --seed; no real photo is ever used. Prints progress; writes tiles.onnx (8-bit, quantized
@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from models.dataset import generate, training_seeds
+from models.dataset import MAX_CROPS, generate, training_seeds
 from vision.cells import CROP
 from vision.classifier import (
     BLANK,
@@ -245,22 +245,44 @@ def training_data(seed: int, shots: int, workers: int, cache: Path | None, varie
     return crops, labels, val
 
 
-def pooled_data(runs: list[tuple[int, int]], workers: int, cache: Path | None,
-                variety: bool = False, any_box: float = 0.0):
-    """training_data of several (seed, shots) runs, their crops and validation sets joined."""
-    parts = [training_data(seed, shots, workers, cache, variety, any_box) for seed, shots in runs]
-    if len(parts) == 1:  # joining would copy a run's crops (gigabytes) for nothing
-        return parts[0]
+def pooled_data(runs: list[tuple[int, int, float]], workers: int, cache: Path | None,
+                variety: bool = False):
+    """training_data of several (seed, shots, any-box share) runs, their crops and validation
+    sets joined. Each run's crops are copied into one array as they come and then dropped,
+    so memory holds the pool and one run, not every run twice (concatenate's peak)."""
+    if len(runs) == 1:
+        seed, shots, any_box = runs[0]
+        return training_data(seed, shots, workers, cache, variety, any_box)
+    # an upper bound: its untouched tail is never written, so it takes no memory
+    bound = sum(len(training_seeds(seed, shots)[0]) for seed, shots, _ in runs) * MAX_CROPS
+    crops, at, labels, vals = None, 0, [], []
+    for seed, shots, any_box in runs:
+        part, part_labels, val = training_data(seed, shots, workers, cache, variety, any_box)
+        if crops is None:
+            crops = np.empty((bound, *part.shape[1:]), part.dtype)
+        crops[at:at + len(part)] = part
+        at += len(part)
+        labels.append(part_labels)
+        vals.append(val)
+        del part
     join = np.concatenate
-    return (join([p[0] for p in parts]), join([p[1] for p in parts]),
-            (join([p[2][0] for p in parts]), join([p[2][1] for p in parts])))
+    return (crops[:at], join(labels),
+            (join([v[0] for v in vals]), join([v[1] for v in vals])))
 
 
-def _seed_and_shots(parser: argparse.ArgumentParser, text: str) -> tuple[int, int]:
-    seed, _, shots = text.partition(":")
-    if not (seed.isdigit() and shots.isdigit() and int(shots) > 0):
-        parser.error(f"--also {text!r}: expected SEED:SHOTS, e.g. 2:1500")
-    return int(seed), int(shots)
+def _run(parser: argparse.ArgumentParser, text: str, any_box: float) -> tuple[int, int, float]:
+    """An --also run: SEED:SHOTS, or SEED:SHOTS:ANY-BOX-SHARE (default: --any-box's)."""
+    fields = text.split(":")
+    seed, shots, share = (fields + [""])[0], (fields + [""])[1], fields[2:]
+    try:
+        if len(share) > 1:
+            raise ValueError
+        share = _share(share[0]) if share else any_box
+    except (ValueError, argparse.ArgumentTypeError):
+        share = -1.0
+    if not (seed.isdigit() and shots.isdigit() and int(shots) > 0 and share >= 0):
+        parser.error(f"--also {text!r}: expected SEED:SHOTS or SEED:SHOTS:SHARE, e.g. 2:1500")
+    return int(seed), int(shots), share
 
 
 def _share(text: str) -> float:
@@ -301,19 +323,20 @@ def main(argv=None) -> None:
     parser.add_argument("--name", default=MODEL_NAME,
                         help=f"file name in --out: {MODEL_NAME}, or {SECOND_NAME} for the "
                              "second opinion")
-    parser.add_argument("--also", action="append", default=[], metavar="SEED:SHOTS",
-                        help="add another seed's photos to the data (repeatable)")
+    parser.add_argument("--also", action="append", default=[], metavar="SEED:SHOTS[:SHARE]",
+                        help="add another seed's photos to the data, with its own --any-box "
+                             "share if given (repeatable)")
     parser.add_argument("--any-box", type=_share, default=0.0, metavar="SHARE",
                         help="share of photos showing a box of random colours (0..1)")
     parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
     args = parser.parse_args(argv)
-    also = [_seed_and_shots(parser, text) for text in args.also]
+    also = [_run(parser, text, args.any_box) for text in args.also]
     torch.set_num_threads(args.threads)
     t0 = time.time()
-    crops, labels, val = pooled_data([(args.seed, args.shots), *also], args.workers, args.cache,
-                                     args.variety, args.any_box)
+    crops, labels, val = pooled_data([(args.seed, args.shots, args.any_box), *also],
+                                     args.workers, args.cache, args.variety)
     data_s = time.time() - t0
-    shots = args.shots + sum(n for _, n in also)
+    shots = args.shots + sum(run[1] for run in also)
     print(f"data: {len(crops)} crops from {shots} shots in {data_s:.0f}s", flush=True)
     t1 = time.time()
     model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val, width=args.width,

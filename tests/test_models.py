@@ -42,17 +42,32 @@ def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
 def test_photos_of_another_seed_join_the_data(monkeypatch):
     from models import train
 
+    shares = []
+
     def fake(seed, shots, workers, cache, variety=False, any_box=0.0):
+        shares.append(any_box)
         crops = np.full((shots, 48, 48, 3), seed, np.uint8)
         return crops, np.full(shots, seed), (crops[:1], np.full(1, seed))
 
     monkeypatch.setattr(train, "training_data", fake)
-    crops, labels, (val_crops, val_labels) = train.pooled_data([(1, 3), (2, 2)], 1, None)
+    runs = [(1, 3, 0.25), (2, 2, 0.4)]
+    crops, labels, (val_crops, val_labels) = train.pooled_data(runs, 1, None)
     assert labels.tolist() == [1, 1, 1, 2, 2] and len(crops) == 5
+    assert crops[:, 0, 0, 0].tolist() == [1, 1, 1, 2, 2] and shares == [0.25, 0.4]
     assert val_labels.tolist() == [1, 2] and val_crops[1, 0, 0, 0] == 2
 
 
-@pytest.mark.parametrize("text", ["2", "x:5", "2:0", "2:-1"])
+def test_an_also_run_may_carry_its_own_share_of_random_boxes():
+    import argparse
+
+    from models.train import _run
+
+    parser = argparse.ArgumentParser()
+    assert _run(parser, "7:2000", 0.25) == (7, 2000, 0.25)
+    assert _run(parser, "7:2000:0.4", 0.25) == (7, 2000, 0.4)
+
+
+@pytest.mark.parametrize("text", ["2", "x:5", "2:0", "2:-1", "2:5:1.5", "2:5:0.1:3"])
 def test_a_malformed_also_is_refused_by_name(text, capsys):
     from models.train import main
 
