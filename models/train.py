@@ -254,7 +254,7 @@ def pooled_data(runs: list[tuple[int, int, float]], workers: int, cache: Path | 
         seed, shots, any_box = runs[0]
         return training_data(seed, shots, workers, cache, variety, any_box)
     # an upper bound: its untouched tail is never written, so it takes no memory
-    bound = sum(len(training_seeds(seed, shots)[0]) for seed, shots, _ in runs) * MAX_CROPS
+    bound = sum(shots for _, shots, _ in runs) * MAX_CROPS
     crops, at, labels, vals = None, 0, [], []
     for seed, shots, any_box in runs:
         part, part_labels, val = training_data(seed, shots, workers, cache, variety, any_box)
@@ -272,8 +272,8 @@ def pooled_data(runs: list[tuple[int, int, float]], workers: int, cache: Path | 
 
 def _run(parser: argparse.ArgumentParser, text: str, any_box: float) -> tuple[int, int, float]:
     """An --also run: SEED:SHOTS, or SEED:SHOTS:ANY-BOX-SHARE (default: --any-box's)."""
-    fields = text.split(":")
-    seed, shots, share = (fields + [""])[0], (fields + [""])[1], fields[2:]
+    fields = text.split(":") + [""]
+    seed, shots, share = fields[0], fields[1], fields[2:-1]
     try:
         if len(share) > 1:
             raise ValueError
