@@ -273,11 +273,11 @@ def pooled_data(runs: list[tuple[int, int, float]], workers: int, cache: Path | 
 def _run(parser: argparse.ArgumentParser, text: str, any_box: float) -> tuple[int, int, float]:
     """An --also run: SEED:SHOTS, or SEED:SHOTS:ANY-BOX-SHARE (default: --any-box's)."""
     fields = text.split(":") + [""]
-    seed, shots, share = fields[0], fields[1], fields[2:-1]
+    seed, shots, given = fields[0], fields[1], fields[2:-1]
     try:
-        if len(share) > 1:
+        if len(given) > 1:
             raise ValueError
-        share = _share(share[0]) if share else any_box
+        share = _share(given[0]) if given else any_box
     except (ValueError, argparse.ArgumentTypeError):
         share = -1.0
     if not (seed.isdigit() and shots.isdigit() and int(shots) > 0 and share >= 0):
