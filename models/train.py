@@ -272,17 +272,17 @@ def pooled_data(runs: list[tuple[int, int, float]], workers: int, cache: Path | 
 
 def _run(parser: argparse.ArgumentParser, text: str, any_box: float) -> tuple[int, int, float]:
     """An --also run: SEED:SHOTS, or SEED:SHOTS:ANY-BOX-SHARE (default: --any-box's)."""
-    fields = text.split(":") + [""]
-    seed, shots, given = fields[0], fields[1], fields[2:-1]
-    try:
-        if len(given) > 1:
-            raise ValueError
-        share = _share(given[0]) if given else any_box
-    except (ValueError, argparse.ArgumentTypeError):
-        share = -1.0
-    if not (seed.isdigit() and shots.isdigit() and int(shots) > 0 and share >= 0):
+    fields = text.split(":")
+    share = any_box
+    if len(fields) == 3:
+        try:
+            share = _share(fields[2])
+        except argparse.ArgumentTypeError:
+            share = -1.0
+    if not (len(fields) in (2, 3) and fields[0].isdigit() and fields[1].isdigit()
+            and int(fields[1]) > 0 and share >= 0):
         parser.error(f"--also {text!r}: expected SEED:SHOTS or SEED:SHOTS:SHARE, e.g. 2:1500")
-    return int(seed), int(shots), share
+    return int(fields[0]), int(fields[1]), share
 
 
 def _share(text: str) -> float:
