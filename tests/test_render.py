@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.render import ANY_STYLES, STYLES, font_paths, render_photo
+from vision.render import ANY_STYLES, STYLES, _paste_rotated, font_paths, render_photo
 from vision.render_styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
 
 EMPTY = ["." * 15] * 15
@@ -69,6 +69,17 @@ def test_corners_inside_and_match_orientation(seed):
     angle = math.degrees(math.atan2(top[1], top[0])) % 360
     diff = (angle - shot.orientation + 180) % 360 - 180
     assert abs(diff) <= 45.001
+
+
+@pytest.mark.parametrize("centre", [(8, 8), (92, 92)])
+def test_a_tile_face_leaning_past_the_board_picture_is_cut_not_dropped(centre):
+    # a tall tile seen low at the board's edge: its face leans past the board's picture
+    canvas = np.zeros((100, 100, 3), np.uint8)
+    face, alpha = np.full((40, 40, 3), 255, np.uint8), np.full((40, 40), 255, np.uint8)
+    _paste_rotated(canvas, face, alpha, np.float32(centre), 0.0)
+    x, y = centre
+    inside = canvas[max(y - 15, 0):y + 15, max(x - 15, 0):x + 15]
+    assert inside.size and (inside == 255).all()
 
 
 def test_deterministic_by_seed():

@@ -512,12 +512,15 @@ def _tile_shadows(canvas, place, base, h, light, c):
 
 
 def _paste_rotated(dst, face, alpha, centre, angle):
+    """The face turned by `angle` and blended in at `centre`, cut where it leaves `dst` (a
+    tall tile seen low at the board's edge leans past the board's own picture)."""
     s = face.shape[0]
     half = s * 0.75
-    x0, y0 = int(centre[0] - half), int(centre[1] - half)
     w = int(2 * half) + 2
-    x1, y1 = min(x0 + w, dst.shape[1]), min(y0 + w, dst.shape[0])
-    if x0 < 0 or y0 < 0 or x1 <= x0 or y1 <= y0:
+    left, top = int(centre[0] - half), int(centre[1] - half)
+    x0, y0 = max(left, 0), max(top, 0)
+    x1, y1 = min(left + w, dst.shape[1]), min(top + w, dst.shape[0])
+    if x1 <= x0 or y1 <= y0:
         return
     m = cv2.getRotationMatrix2D(((s - 1) / 2, (s - 1) / 2), -angle, 1.0)
     m[:, 2] += (centre[0] - x0 - (s - 1) / 2, centre[1] - y0 - (s - 1) / 2)
