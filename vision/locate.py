@@ -55,6 +55,7 @@ SURE_MISFIT = 0.85  # ... when the premium layout also explains the cell colours
 SURE_GAP = 0.1  # layout fit a late-game grid must beat every grid a few cells off by
 FRAME_LINES = 2  # lines a frame or the board's edge can show beyond the grid, parallel to it
 AGREE = 0.05  # cells; two lattices refined this close converged on the lines
+INVERTED_SHARE = 0.5  # clean pieces that must stay clean past the tiles to skip refining again
 
 
 @dataclass
@@ -79,9 +80,32 @@ def locate_board(image: np.ndarray) -> Location:
             raise PhotoError("board too blurred")
         raise PhotoError("no board found")
     corners, _, quality, _ = best
+    corners, quality = _refined_past_tiles(levels, corners, quality)
     if quality < POLISH_BELOW:  # lines too faint to snap to: the premium squares place the grid
         corners = _polish_by_layout(levels, corners)
     return _checked_location(levels, corners, quality)
+
+
+def _refined_past_tiles(levels, corners, quality):
+    """(corners, quality) refined once more where tiles cover most squares of some kinds: the
+    line pieces the search took for clean ones are then those between tiles, whose sides pull
+    the fit (tall tiles seen steeply). Kept only within STAYED cells of the search's grid: its
+    place is settled, this is a polish (the layout cannot tell grids a few cells off apart so
+    late in a game)."""
+    corners_small = _rescale(corners, 1.0, levels[-1][1])
+    source, factor = _level_for(levels, corners_small, VIEW_CELL)
+    view, _ = _grid_view(source, _rescale(corners, 1.0, factor), VIEW_CELL, 1)
+    usable = _bare_squares(view)
+    if not _more_textured(_cell_texture(view)[1:-1, 1:-1], usable, ~usable):
+        return corners, quality  # the squares taken for bare are the smoother: they are bare
+    usual, bare = (np.concatenate([part.ravel() for part in _pieces_between(squares)])
+                   for squares in (usable, _bare_squares(view, past_tiles=True)))
+    if (usual & bare).sum() >= INVERTED_SHARE * usual.sum():
+        return corners, quality
+    refined = _refine_location(levels, corners_small, past_tiles=True)
+    if refined is None or np.abs(refined[0] - corners).max() > STAYED * cell_size(corners):
+        return corners, quality
+    return refined
 
 
 def _soft_edges_px(small: np.ndarray) -> float:
@@ -776,7 +800,7 @@ LINE_CONTRAST = 2.0  # a line piece must be this many times stronger than the ce
 NOISE_FLOOR = 2.0  # grey levels per px; gradient below this is sensor noise
 
 
-def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS):
+def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS, past_tiles=False):
     """Snap the grid to its lines on the smallest copy whose cells span VIEW_CELL px (or the
     photo). Returns (corners in photo pixels, quality) or None. One top-down view per round serves
     the line evidence and the cell colours (the clean pieces are found anew whenever the grid
@@ -790,7 +814,7 @@ def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS):
         view, to_source = _grid_view(source, corners, VIEW_CELL, 1)
         evidence = _line_evidence(view)
         if step > CLEAN_AGAIN:  # a grid that barely moved keeps its clean pieces
-            clean = _clean_pieces(view)
+            clean = _clean_pieces(view, past_tiles)
         moved = _snap_to_lines(evidence, to_source, corners, reach, clean)
         if moved is None:
             return None
@@ -940,19 +964,30 @@ PLAIN_CELLS = np.array([[a == b == "." for a, b in zip(*rows, strict=True)]
                         for rows in zip(ERUDIT_LAYOUT, SCRABBLE_LAYOUT, strict=True)])
 
 
-def _clean_pieces(view):
+def _clean_pieces(view, past_tiles=False):
     """Masks (line, piece) of the vertical and horizontal line pieces between two empty cells,
     and plain ones when the premium squares are printed inset: the sides of tiles and the edges
     of inset squares lie close to the lines and would pull the fit. (Leaving out the neighbours
     of tiles too leaves too few pieces; squares printed up to the lines mark them well.)
     `view` shows the grid at VIEW_CELL px per cell with one cell of margin."""
+    return _pieces_between(_bare_squares(view, past_tiles))
+
+
+def _bare_squares(view, past_tiles=False):
+    """(rows, columns) the squares _clean_pieces counts as empty. With `past_tiles` a kind's
+    usual colour is that of its squares off the tiles' colour (_kinds_and_tiles): late in a
+    game tiles cover most squares of some kinds, and their median is the tiles' colour."""
     colours, strips = (part[1:-1, 1:-1] for part in _cell_colours(view, VIEW_CELL, 1, strips=True))
-    # the fit without the tiles' colour tells the layouts apart well enough: they differ little
-    kinds = LAYOUT_KINDS[int(np.argmax(_kind_fits(_windows(colours))[:, 0, 0]))]
+    if past_tiles:
+        kinds, tiles = _kinds_and_tiles(colours, _cell_texture(view)[1:-1, 1:-1])
+    else:  # the fit without the tiles' colour tells the layouts apart well enough
+        kinds, tiles = LAYOUT_KINDS[int(np.argmax(_kind_fits(_windows(colours))[:, 0, 0]))], None
     occupied = np.zeros((CELLS, CELLS), bool)
     for mask in kinds:
         members = colours[mask]
-        occupied[mask] = _distances(members, _upper_median(members)) > CLEAN_STEP
+        bare = np.ones(len(members), bool) if tiles is None else _distances(members, tiles) > CLEAN_STEP
+        usual = _upper_median(members[bare]) if bare.any() else _upper_median(members)
+        occupied[mask] = ~bare | (_distances(members, usual) > CLEAN_STEP)
     usable = ~occupied
     premium = ~PLAIN_CELLS & usable
     if premium.any() and (PLAIN_CELLS & usable).any():
@@ -962,10 +997,48 @@ def _clean_pieces(view):
         to_plain = _upper_median(_distances(strips[premium], plain))
         if to_square > INSET_SHARE * (to_square + to_plain):
             usable &= PLAIN_CELLS
-    padded = np.pad(usable, 1, constant_values=True)  # beyond: the margin
+    return usable
+
+
+def _pieces_between(usable):
+    """Masks (line, piece) of the vertical and horizontal line pieces between two `usable`
+    squares (beyond the grid: the margin, usable)."""
+    padded = np.pad(usable, 1, constant_values=True)
     vertical = (padded[1:-1, :-1] & padded[1:-1, 1:]).T
     horizontal = padded[:-1, 1:-1] & padded[1:, 1:-1]
     return vertical, horizontal
+
+
+def _more_textured(texture, squares, others) -> bool:
+    """Whether the plain `squares` are more textured than the plain `others` (median grey-level
+    spread): letters are printed on tiles, never on plain squares."""
+    squares, others = squares & PLAIN_CELLS, others & PLAIN_CELLS
+    return bool(squares.any() and others.any()
+                and np.median(texture[squares]) > np.median(texture[others]))
+
+
+def _kinds_and_tiles(colours, texture):
+    """The better-fitting layout's kinds for a grid's cell colours (rows, columns, channel), and
+    the tiles' colour (or None): one of the commonest colours that lets the layout explain the
+    cells clearly better (as _layout_fits decides) and whose plain squares are the more textured."""
+    flat = _windows(colours)
+    fits = _kind_fits(flat)[:, 0, 0]
+    best, tiles = fits.max(), None
+    for colour in _common_colours(colours):
+        tiled = _kind_fits(flat, _distances_to(flat, colour))[:, 0, 0]
+        near = _distances(colours, colour) <= CLEAN_STEP
+        if tiled.max() - TILES_PENALTY > best and _more_textured(texture, near, ~near):
+            best, fits, tiles = tiled.max() - TILES_PENALTY, tiled, colour
+    return LAYOUT_KINDS[int(np.argmax(fits))], tiles
+
+
+def _cell_texture(view):
+    """Grey-level spread of the middle half of each cell of a view of VIEW_CELL px per cell."""
+    grey = cv2.cvtColor(view, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    count = grey.shape[0] // VIEW_CELL
+    cells = grey[:count * VIEW_CELL, :count * VIEW_CELL].reshape(count, VIEW_CELL, count, VIEW_CELL)
+    middle = slice(VIEW_CELL // 4, VIEW_CELL - VIEW_CELL // 4)
+    return cells[:, middle, :, middle].std(axis=(1, 3))
 
 
 def _upper_median(values: np.ndarray):
