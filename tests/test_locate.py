@@ -24,6 +24,7 @@ from vision.locate import (
     _grid_view,
     _lattices,
     _misfit,
+    _moved_onto_layout,
     _pyramid,
     _refine_location,
     _refined_past_tiles,
@@ -59,6 +60,12 @@ STEEP_LATE_GAME = [
     "Ю.Ю....Ы....*Д.", "Р.К..У.ХЧ.ЭЛХЙ.", ".ВНЪЫЭ.Ц...ИПЗ.", "*ЮБТ.Р..У.ТЛ.*В",
     "Т.Щ..ДЙО.ЯЛЮ.щ.", "Ш.ХНТЩЙЮЪ.Ш.БТТ", "ЯВ..Щ.ФХ...З..Щ",
 ]  # 131 tiles: the held-out render 9 000 044 of bench.eval_read, whose tall tiles are seen low
+ROW_OFF_LATE_GAME = [
+    ".С.*...Ю..ФО...", "..Н.СО..БЫ..БУ.", ".П....Ц.Щ..Ч.ГЮ", ".*БЦ.ОРХ.Ри..ИШ",
+    "..ЗЩ....Л....ФХ", ".Б.ЪЙ.Ы....иШП*", "..Р....НИМД.Г..", "Й..ЮПЬРО...Ю..Х",
+    "Ц...ЗЪ.ЩЬЖЙЧЛ..", "Т.Б.И.*ЙЛ..Б..Щ", "щ...ЭФ.ДН.ЬК..М", ".К.....ЬЕЛ..КС.",
+    ".ЬЖ.ВЗЪ..Э.НЬЩА", ".З.КЯШВЫ.нЖ..Х.", ".АВ...У.Г..уФ.Н",
+]  # 112 tiles: the tuning render 7 000 072 of bench.eval_read
 TOLERANCE = 0.01  # of the board diagonal, as in bench/eval_locate.py
 QUARTER_CELL = 0.25 / (CELLS * 2 ** 0.5)  # of the board diagonal
 
@@ -169,6 +176,19 @@ def test_late_game_grid_is_refined_on_the_lines_between_bare_squares():
     truth = order_corners(shot.corners)
     corners, _ = _refine_location(levels, _rescale(truth, 1.0, levels[-1][1]), past_tiles=True)
     assert np.abs(order_corners(corners) - truth).max() < 0.2 * cell_size(truth)
+
+
+def test_late_game_grid_refined_a_row_off_is_moved_back_onto_the_layout():
+    # A lattice two rows off and a little too large was moved one row by the layout and refined
+    # there onto the lines, a row off: its lines stood out (quality 0.77) and the layout fitted
+    # it well enough to pass for sure. The grid a row over scores higher (misfit 0.67 vs 0.81).
+    shot = render_photo(ROW_OFF_LATE_GAME, seed=7_000_072, style="erudit-black", size=(4000, 3000))
+    levels = _pyramid(shot.image)
+    cell = cell_size(shot.corners)
+    off = (_shifted(order_corners(shot.corners), (0, 1)), 0.36, 0.77, 0.81)
+    moved = _moved_onto_layout(levels, off)
+    assert np.abs(order_corners(moved[0]) - order_corners(shot.corners)).max() < 0.2 * cell
+    located_well(shot)
 
 
 def test_early_game_grid_is_not_refined_again():

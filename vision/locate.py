@@ -79,11 +79,27 @@ def locate_board(image: np.ndarray) -> Location:
         if _soft_edges_px(small) > blurred:  # nothing found, and nothing is sharp
             raise PhotoError("board too blurred")
         raise PhotoError("no board found")
-    corners, _, quality, _ = best
+    corners, _, quality, _ = _moved_onto_layout(levels, best)
     corners, quality = _refined_past_tiles(levels, corners, quality)
     if quality < POLISH_BELOW:  # lines too faint to snap to: the premium squares place the grid
         corners = _polish_by_layout(levels, corners)
     return _checked_location(levels, corners, quality)
+
+
+def _moved_onto_layout(levels, best):
+    """The search's fit, or the fit of its grid moved by whole cells to where the premium layout
+    fits it best, when that scores higher: a lattice a row or two off can be refined onto the
+    lines a row off, and pass for sure there (the layout fits it well enough). Checked only on
+    a fit the layout explains less well than LAYOUT_FOUND_MISFIT: the check costs a few ms."""
+    if best[3] <= LAYOUT_FOUND_MISFIT:
+        return best
+    small, scale = levels[-1]
+    corners_small = _rescale(best[0], 1.0, scale)
+    shift, _ = _layout_shift(small, corners_small)
+    if shift == (0, 0):
+        return best
+    moved = _fitted(levels, _shifted(corners_small, shift))
+    return moved if moved is not None and _plausible(moved) and moved[1] > best[1] else best
 
 
 def _refined_past_tiles(levels, corners, quality):
