@@ -114,7 +114,7 @@ def _refined_past_tiles(levels, corners, quality):
     usable = _bare_squares(view)
     if not _more_textured(_cell_texture(view)[1:-1, 1:-1], usable, ~usable):
         return corners, quality  # the squares taken for bare are the smoother: they are bare
-    usual, bare = (np.concatenate([part.ravel() for part in _pieces_between(squares)])
+    usual, bare = (_flat(_pieces_between(squares))
                    for squares in (usable, _bare_squares(view, past_tiles=True)))
     if (usual & bare).sum() >= INVERTED_SHARE * usual.sum():
         return corners, quality
@@ -939,8 +939,8 @@ def _snap_to_lines(evidence, to_source, corners, reach, clean=None):
     if strong.sum() < 16:
         return None
     used = strong
-    if clean is not None and (strong & np.concatenate([part.ravel() for part in clean])).sum() >= MIN_CLEAN:
-        used = strong & np.concatenate([part.ravel() for part in clean])
+    if clean is not None and (strong & _flat(clean)).sum() >= MIN_CLEAN:
+        used = strong & _flat(clean)
     homography, _ = cv2.findHomography(snapped[used], image_pts[used], cv2.RANSAC,
                                        max(1.0, 0.12 * cell_size(corners)), maxIters=RANSAC_DRAWS)
     if homography is None:
@@ -1023,6 +1023,11 @@ def _pieces_between(usable):
     vertical = (padded[1:-1, :-1] & padded[1:-1, 1:]).T
     horizontal = padded[:-1, 1:-1] & padded[1:, 1:-1]
     return vertical, horizontal
+
+
+def _flat(pieces):
+    """The (vertical, horizontal) masks of line pieces as one array, as _snap_to_lines lists them."""
+    return np.concatenate([part.ravel() for part in pieces])
 
 
 def _more_textured(texture, squares, others) -> bool:
