@@ -56,8 +56,11 @@ class Tally:
         board = reading.board
         cells = {f"{COLUMNS[c]}{r + 1}": (label[r][c], board[r][c])
                  for r in range(15) for c in range(15) if label[r][c] != board[r][c]}
-        wrong = [f"{cell}:{truth}→{read}" for cell, (truth, read) in cells.items()]
-        self.silent += len(cells.keys() - {cell["cell"] for cell in reading.uncertain})
+        asked = {cell["cell"] for cell in reading.uncertain}
+        # a "!" marks a silent miss: one the player would not be asked about
+        wrong = [f"{cell}:{truth}→{read}{'' if cell in asked else '!'}"
+                 for cell, (truth, read) in cells.items()]
+        self.silent += len(cells.keys() - asked)
         self.asked += len(reading.uncertain)
         self.right += 225 - len(wrong)
         self.exact += not wrong

@@ -18,6 +18,7 @@ from engine.ruleset import load_ruleset
 from models.dataset import board_label, random_board
 from vision.read import read_board
 from vision.render import STYLES, render_photo
+from vision.synthetic import game_photos
 
 ERUDIT = load_ruleset("erudit")
 NOVEL, BOX = "novel-violet", 13
@@ -366,6 +367,21 @@ def test_cli_calibrate_then_read_with_the_profile(box, tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
     assert wrong_cells(json.loads(out)["board"]) <= 1
+
+
+def test_cli_replays_a_game_on_the_box_with_its_profile(box, tmp_path, capsys):
+    # every photo shows the one novel box (box_seed), as at a real table
+    photos = game_photos(ERUDIT, seed=9301, turns=4, players=2, style=NOVEL, box_seed=BOX)
+    paths = []
+    for number, image in enumerate(photos.images, 1):
+        paths.append(str(tmp_path / f"turn{number}.png"))
+        cv2.imwrite(paths[-1], image)
+    code = main(["replay", *paths, "--profile", "green", "--data", str(box["data"]), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""
+    game = json.loads(out)
+    assert [m["score"] for m in game["moves"]] == photos.scores
+    assert game["totals"] == photos.totals
 
 
 def test_cli_refusal_is_one_line(box, tmp_path, capsys):

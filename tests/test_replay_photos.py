@@ -90,3 +90,18 @@ def test_unreadable_photo_in_replay_names_it(tmp_path, capsys):
 def test_demo_matches_the_recorded_scores(capsys):
     assert main(["demo"]) == 0
     assert "every score matches" in capsys.readouterr().out
+
+
+def test_game_photos_of_one_box(monkeypatch):
+    import vision.render
+
+    real, boxes = vision.render.render_photo, []
+
+    def recorded(*args, **kwargs):
+        boxes.append(kwargs["box_seed"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(vision.render, "render_photo", recorded)
+    game_photos(ERUDIT, seed=9101, turns=2, players=2, style="erudit-black", box_seed=13)
+    game_photos(ERUDIT, seed=9101, turns=1, players=2, style="erudit-black")
+    assert boxes == [13, 13, None]
