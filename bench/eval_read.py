@@ -96,7 +96,11 @@ def _read(image, ruleset: str, tally: Tally, tag: str, where: Location | None = 
     return reading
 
 
-def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool) -> Tally | None:
+def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
+                longest: int | None = None) -> Tally | None:
+    """The labelled real photos under `root`, each turned by `turns`; with `longest`, first
+    shrunk to that many px on their longer side and saved again as a JPEG of quality 80, as a
+    webcam or a messenger would deliver them."""
     table = root / "labels" / "labels.csv"
     if not table.exists():
         print(f"{name}: {table} absent, skipped")
@@ -109,11 +113,22 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool)
             continue
         label = read_label(root / row["board_label"])
         image = cv2.imread(str(root / row["image"]), cv2.IMREAD_COLOR)
+        if longest is not None:
+            image = shrunk(image, longest)
         for turn in turns:
             turned = np.ascontiguousarray(np.rot90(image, -turn // 90)) if turn else image
             tag = f"{row['image']}@{turn}"
             tally.add(label, _read(turned, ruleset, tally, tag), tag)
     return tally
+
+
+def shrunk(image: np.ndarray, longest: int) -> np.ndarray:
+    """The photo at most `longest` px on its longer side, JPEG-compressed at quality 80."""
+    scale = longest / max(image.shape[:2])
+    if scale < 1:
+        image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    _, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
+    return cv2.imdecode(data, cv2.IMREAD_COLOR)
 
 
 def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout",
@@ -182,6 +197,8 @@ def main(argv=None) -> None:
     parser.add_argument("--model", type=Path, help="an .onnx (with its .json) to measure instead")
     parser.add_argument("--second", type=Path, help="an .onnx to use as the second opinion")
     parser.add_argument("--size", type=_size, help="renders of WxH px (default: 1.3-2 MP)")
+    parser.add_argument("--longest", type=int,
+                        help="real photos shrunk to this many px on their longer side (JPEG 80)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     if args.model is not None:
@@ -190,13 +207,16 @@ def main(argv=None) -> None:
         use_model(args.second, second=True)
     sets = args.sets.split(",")
     tallies = []
+    shrink = f", {args.longest} px" if args.longest else ""
     if "real" in sets:
-        tallies.append(eval_photos("real Эрудит (31 photos)", ERUDIT, "erudit", (0,), True))
+        tallies.append(eval_photos(f"real Эрудит (31 photos){shrink}", ERUDIT, "erudit", (0,),
+                                   True, args.longest))
         if not args.no_turns:
-            tallies.append(eval_photos("real Эрудит turned 90/180/270", ERUDIT, "erudit",
-                                       TURNS[1:], True))
+            tallies.append(eval_photos(f"real Эрудит turned 90/180/270{shrink}", ERUDIT,
+                                       "erudit", TURNS[1:], True, args.longest))
     if "jheidel" in sets:
-        tallies.append(eval_photos("jheidel Scrabble (15 photos)", JHEIDEL, "scrabble", (0,), False))
+        tallies.append(eval_photos(f"jheidel Scrabble (15 photos){shrink}", JHEIDEL, "scrabble",
+                                   (0,), False, args.longest))
     if "synthetic" in sets:
         tallies += eval_synthetic(args.synthetic, truth=True, fonts=args.fonts, size=args.size)
         tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size)
