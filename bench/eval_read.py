@@ -6,6 +6,8 @@
     python -m bench.eval_read --second /tmp/m/tiles-second.onnx   # another second opinion
     python -m bench.eval_read --sets synthetic --fonts train --synthetic 200   # tuning renders
     python -m bench.eval_read --sets synthetic --synthetic 60 --size 4000x3000  # as 12 MP photos
+    python -m bench.eval_read --sets real,jheidel --no-turns --longest 1024  # webcam-size photos
+    python -m bench.eval_read --sets real,jheidel --no-turns --tilt 30       # the phone askew
 
 Real photos live in ../shared/external (measurement only; sets that are absent are skipped).
 Per-cell accuracy counts the 225 cells of each upright reading against the hand label.
@@ -30,6 +32,7 @@ from vision.classifier import CYRILLIC, LATIN, load_model
 from vision.locate import Location, cell_size
 from vision.read import COLUMNS, Reading, read_board, read_grid
 from vision.render import STYLES, render_photo
+from vision.synthetic import shrunk, tilted
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
 ERUDIT = EXTERNAL / "scrabble_assistant"
@@ -97,10 +100,11 @@ def _read(image, ruleset: str, tally: Tally, tag: str, where: Location | None = 
 
 
 def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
-                longest: int | None = None) -> Tally | None:
+                longest: int | None = None, degrees: float = 0.0) -> Tally | None:
     """The labelled real photos under `root`, each turned by `turns`; with `longest`, first
     shrunk to that many px on their longer side and saved again as a JPEG of quality 80, as a
-    webcam or a messenger would deliver them."""
+    webcam or a messenger would deliver them; with `degrees`, first tilted by that angle (a
+    phone held askew, a board turned on the table)."""
     table = root / "labels" / "labels.csv"
     if not table.exists():
         print(f"{name}: {table} absent, skipped")
@@ -113,6 +117,8 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
             continue
         label = read_label(root / row["board_label"])
         image = cv2.imread(str(root / row["image"]), cv2.IMREAD_COLOR)
+        if degrees:
+            image = tilted(image, degrees)
         if longest is not None:
             image = shrunk(image, longest)
         for turn in turns:
@@ -120,15 +126,6 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
             tag = f"{row['image']}@{turn}"
             tally.add(label, _read(turned, ruleset, tally, tag), tag)
     return tally
-
-
-def shrunk(image: np.ndarray, longest: int) -> np.ndarray:
-    """The photo at most `longest` px on its longer side, JPEG-compressed at quality 80."""
-    scale = longest / max(image.shape[:2])
-    if scale < 1:
-        image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    _, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
-    return cv2.imdecode(data, cv2.IMREAD_COLOR)
 
 
 def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout",
@@ -199,6 +196,8 @@ def main(argv=None) -> None:
     parser.add_argument("--size", type=_size, help="renders of WxH px (default: 1.3-2 MP)")
     parser.add_argument("--longest", type=int,
                         help="real photos shrunk to this many px on their longer side (JPEG 80)")
+    parser.add_argument("--tilt", type=float, default=0.0,
+                        help="real photos turned this many degrees first (any angle)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     if args.model is not None:
@@ -207,16 +206,17 @@ def main(argv=None) -> None:
         use_model(args.second, second=True)
     sets = args.sets.split(",")
     tallies = []
-    shrink = f", {args.longest} px" if args.longest else ""
+    variant = (f", {args.longest} px" if args.longest else "") + (
+        f", tilted {args.tilt:g}°" if args.tilt else "")
     if "real" in sets:
-        tallies.append(eval_photos(f"real Эрудит (31 photos){shrink}", ERUDIT, "erudit", (0,),
-                                   True, args.longest))
+        tallies.append(eval_photos(f"real Эрудит (31 photos){variant}", ERUDIT, "erudit", (0,),
+                                   True, args.longest, args.tilt))
         if not args.no_turns:
-            tallies.append(eval_photos(f"real Эрудит turned 90/180/270{shrink}", ERUDIT,
-                                       "erudit", TURNS[1:], True, args.longest))
+            tallies.append(eval_photos(f"real Эрудит turned 90/180/270{variant}", ERUDIT,
+                                       "erudit", TURNS[1:], True, args.longest, args.tilt))
     if "jheidel" in sets:
-        tallies.append(eval_photos(f"jheidel Scrabble (15 photos){shrink}", JHEIDEL, "scrabble",
-                                   (0,), False, args.longest))
+        tallies.append(eval_photos(f"jheidel Scrabble (15 photos){variant}", JHEIDEL, "scrabble",
+                                   (0,), False, args.longest, args.tilt))
     if "synthetic" in sets:
         tallies += eval_synthetic(args.synthetic, truth=True, fonts=args.fonts, size=args.size)
         tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+
+import cv2
 import numpy as np
 import pytest
 
@@ -19,6 +22,7 @@ from vision.classifier import (
 )
 from vision.read import read_board, read_photo, uncertain_cells
 from vision.render import render_photo
+from vision.synthetic import shrunk, tilted
 
 WORDS = [
     "...............",
@@ -402,3 +406,45 @@ def test_profiles_see_both_networks_embeddings_side_by_side():
                        mine, atol=1e-3)
     assert np.allclose(joined[:, mine.shape[1]:] * np.linalg.norm(theirs, axis=1, keepdims=True),
                        theirs, atol=1e-3)
+
+
+# --- real photos (../shared, skipped when absent) ----------------------------------------------
+
+
+def _labelled(root):
+    """(photo path, upright label rows) of the labelled real photos under `root`, alphabet
+    layouts (calibration material) left out."""
+    with (root / "labels" / "labels.csv").open(encoding="utf-8") as fh:
+        rows = [row for row in csv.DictReader(fh) if not row["image"].split("/")[-1].startswith("f")]
+    for row in rows:
+        label = (root / row["board_label"]).read_text(encoding="utf-8").split()
+        yield root / row["image"], [line.replace("?", "*") for line in label]
+
+
+def _misses(label, board) -> int:
+    return sum(a != b for want, got in zip(label, board, strict=True)
+               for a, b in zip(want, got, strict=True))
+
+
+@pytest.mark.parametrize("delivered", ["as taken", "shrunk to 1024 px", "tilted 30 degrees"])
+def test_real_erudit_photos_read_exactly_however_delivered(shared, delivered):
+    # the issue's bar is 99.5 % of cells; these 31 photos read exactly, and a webcam's size,
+    # a messenger's recompression or a phone held askew must not change that
+    change = {"as taken": lambda image: image, "shrunk to 1024 px": lambda image: shrunk(image, 1024),
+              "tilted 30 degrees": lambda image: tilted(image, 30)}[delivered]
+    photos = list(_labelled(shared / "external" / "scrabble_assistant"))
+    assert len(photos) == 31
+    wrong = {}
+    for path, label in photos:
+        board = read_board(change(cv2.imread(str(path))), ruleset="erudit").board
+        if _misses(label, board):
+            wrong[path.name] = _misses(label, board)
+    assert not wrong
+
+
+def test_real_english_boxes_read_to_the_issue_bar(shared):
+    # another maker's boxes, never trained on: at least 99 % of cells, 10 of 15 boards exact
+    misses = [_misses(label, read_board(cv2.imread(str(path)), ruleset="scrabble").board)
+              for path, label in _labelled(shared / "external" / "jheidel_scrabble-opencv")]
+    assert len(misses) == 15
+    assert sum(misses) <= 0.01 * 225 * 15 and misses.count(0) >= 10

@@ -1,6 +1,7 @@
 """Synthetic games as photos: a random legal game (engine.selfplay) rendered after every turn,
 with optional damage a real table brings — a photo from the opposite side, a hand over an
-old tile, an old tile misread. Ground truth comes with every photo."""
+old tile, an old tile misread. Ground truth comes with every photo. Also what the way to the
+reader does to any photo: shrunk and recompressed (a webcam, a messenger), or taken askew."""
 
 from __future__ import annotations
 
@@ -118,3 +119,26 @@ def _hand_over_old_tile(image, corners, first: Board, rng) -> tuple[np.ndarray, 
     cv2.ellipse(out, (int(centre[0]), int(centre[1])), axes, rng.uniform(0, 180), 0, 360, skin,
                 -1, cv2.LINE_AA)
     return out, f"hand over row {row + 1} col {col + 1}"
+
+
+def shrunk(image: np.ndarray, longest: int) -> np.ndarray:
+    """The photo at most `longest` px on its longer side, JPEG-compressed at quality 80."""
+    scale = longest / max(image.shape[:2])
+    if scale < 1:
+        image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    _, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
+    return cv2.imdecode(data, cv2.IMREAD_COLOR)
+
+
+def tilted(image: np.ndarray, degrees: float) -> np.ndarray:
+    """The photo turned `degrees` counter-clockwise on a canvas that holds all of it, the
+    corners filled with the photo's median colour (more table; mirrored edges would add
+    copies of the board's lines)."""
+    height, width = image.shape[:2]
+    matrix = cv2.getRotationMatrix2D((width / 2, height / 2), degrees, 1.0)
+    cos, sin = abs(matrix[0, 0]), abs(matrix[0, 1])
+    size = (int(height * sin + width * cos), int(height * cos + width * sin))
+    matrix[:, 2] += (size[0] - width) / 2, (size[1] - height) / 2
+    fill = [float(v) for v in np.median(image.reshape(-1, 3)[::97], axis=0)]
+    return cv2.warpAffine(image, matrix, size, flags=cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
