@@ -434,12 +434,10 @@ def test_real_erudit_photos_read_exactly_however_delivered(shared, delivered):
               "tilted 30 degrees": lambda image: tilted(image, 30)}[delivered]
     photos = list(_labelled(shared / "external" / "scrabble_assistant"))
     assert len(photos) == 31
-    wrong = {}
-    for path, label in photos:
-        board = read_board(change(cv2.imread(str(path))), ruleset="erudit").board
-        if _misses(label, board):
-            wrong[path.name] = _misses(label, board)
-    assert not wrong
+    misses = {path.name: _misses(label, read_board(change(cv2.imread(str(path))),
+                                                   ruleset="erudit").board)
+              for path, label in photos}
+    assert not {name: count for name, count in misses.items() if count}
 
 
 def test_real_english_boxes_read_to_the_issue_bar(shared):
