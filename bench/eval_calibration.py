@@ -95,13 +95,20 @@ def alphabet_board(ruleset) -> list[str]:
     return [row.ljust(15, ".") for row in rows] + ["." * 15] * (15 - len(rows))
 
 
+def novel_profile(box: int, folder: Path):
+    """The profile of novel box `box`, built (and saved under `folder`) from its two
+    calibration photos: the empty board and the alphabet laid out."""
+    ruleset = load_ruleset("erudit")
+    empty_seed, alphabet_seed = NOVEL_CALIBRATION_SEEDS
+    return build_profile(novel_photo(["." * 15] * 15, empty_seed, folder, box),
+                         novel_photo(alphabet_board(ruleset), alphabet_seed, folder, box),
+                         f"novel{box}", ruleset, folder)
+
+
 def eval_novel(count: int, folder: Path, box: int) -> list[Tally]:
     """`count` rendered test boards of one novel box, read without and with its profile."""
     ruleset = load_ruleset("erudit")
-    empty_seed, alphabet_seed = NOVEL_CALIBRATION_SEEDS
-    profile = build_profile(novel_photo(["." * 15] * 15, empty_seed, folder, box),
-                            novel_photo(alphabet_board(ruleset), alphabet_seed, folder, box),
-                            f"novel{box}", ruleset, folder)
+    profile = novel_profile(box, folder)
     font = Path(font_paths("heldout")[int(np.random.default_rng(box).integers(
         len(font_paths("heldout"))))]).stem
     before = Tally(f"{NOVEL} box {box} ({font}) zero-shot")

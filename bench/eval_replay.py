@@ -51,18 +51,6 @@ def replay(photos, profile=None) -> Game:
     return game
 
 
-def novel_profile(box: int, folder: Path):
-    """The profile of novel box `box`, from its empty-board and alphabet photos."""
-    from bench.eval_calibration import NOVEL_CALIBRATION_SEEDS, alphabet_board, novel_photo
-    from calibration.profile import build_profile
-
-    ruleset = load_ruleset("erudit")
-    empty_seed, alphabet_seed = NOVEL_CALIBRATION_SEEDS
-    return build_profile(novel_photo(["." * 15] * 15, empty_seed, folder, box),
-                         novel_photo(alphabet_board(ruleset), alphabet_seed, folder, box),
-                         f"novel{box}", ruleset, folder)
-
-
 def evaluate(seed: int, damage: str, style: str, turns: int, players: int,
              box: int | None = None, profile=None):
     """(moves exact, moves, final totals exact, wrong moves the replay marked unsure)"""
@@ -91,6 +79,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         profile = None
         if options.box is not None and not options.zero_shot:
+            from bench.eval_calibration import novel_profile
+
             profile = novel_profile(options.box, Path(folder))
         return run(options, profile)
 
