@@ -27,6 +27,7 @@ import numpy as np
 
 import vision.read
 from engine.errors import PhotoError
+from engine.ruleset import load_ruleset
 from models.dataset import EVAL_SEEDS, board_label, random_board
 from vision.classifier import CYRILLIC, LATIN, load_model
 from vision.locate import Location, cell_size
@@ -134,11 +135,14 @@ def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout",
     style in their own alphabets. With `truth` the grid corners are the renderer's own, so only
     the cell reading is measured. The second tally counts the renders whose cells are at least
     LARGE_CELL px: the renders are 1.3-2 MP, where a far board's cells shrink to 20 px, unless
-    `size` (width, height) asks for photos of that size (the seeds then show other photos)."""
+    `size` (width, height) asks for photos of that size (the seeds then show other photos).
+    The third counts the boards a game can reach: random_board fills up to 60 % of the cells,
+    more tiles than a box of the render's ruleset holds (Scrabble 100, Эрудит 131)."""
     name = "synthetic held-out" if fonts == "heldout" else "synthetic tuning (training fonts)"
     name += f", {size[0]}x{size[1]}" if size else ""
     name += ", true corners" if truth else ""
     tally, large = Tally(name), Tally(f"{name}, cells of {LARGE_CELL}+ px", echo=False)
+    playable = Tally(f"{name}, no more tiles than the box holds", echo=False)
     seeds = EVAL_SEEDS if fonts == "heldout" else TUNING_SEEDS
     for i in range(count):
         seed = seeds.start + i
@@ -153,10 +157,21 @@ def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout",
         before = tally.seconds
         reading = _read(shot.image, ruleset, tally, tag, where)
         tally.add(label, reading, tag)
-        if cell_size(shot.corners) >= LARGE_CELL:
-            large.add(label, reading, tag)
-            large.seconds += tally.seconds - before
-    return [tally, large]
+        for subset, member in ((large, cell_size(shot.corners) >= LARGE_CELL),
+                               (playable, tile_count(board) <= box_tiles(ruleset))):
+            if member:
+                subset.add(label, reading, tag)
+                subset.seconds += tally.seconds - before
+    return [tally, large, playable]
+
+
+def tile_count(board: list[str]) -> int:
+    return sum(ch != "." for row in board for ch in row)
+
+
+def box_tiles(ruleset: str) -> int:
+    rules = load_ruleset(ruleset)
+    return sum(rules.counts.values()) + rules.stars
 
 
 def _synthetic_rules(style: str, rng) -> tuple[str, str]:
