@@ -125,6 +125,22 @@ def test_late_game_board_whose_tiles_outnumber_its_empty_squares(seed, pose):
     located_well(shot)
 
 
+def test_guesses_refined_side_by_side_give_the_grid_one_thread_finds(monkeypatch):
+    import vision.locate as locate
+
+    # a late Scrabble-look game takes the search to its last stage, whose many guesses and
+    # scale searches run on threads: the fits must be weighed as one thread would weigh them
+    shot = render_photo(LATE_GAME, seed=2, style="scrabble-vintage")
+    searched = []
+    rescaled = locate._rescaled_if_off
+    monkeypatch.setattr(locate, "_rescaled_if_off",
+                        lambda *args: searched.append(1) or rescaled(*args))
+    together = located_well(shot)
+    assert searched  # the last stage ran
+    monkeypatch.setattr(locate, "SEARCH_THREADS", 1)
+    np.testing.assert_array_equal(locate_board(shot.image).corners, together.corners)
+
+
 def test_late_game_fit_is_sure_once_every_grid_moved_by_whole_cells_is_checked():
     # Tiles hide most squares of several kinds: the layout explains the cells only if they may
     # show the tiles' colour, and so it can explain a grid a few cells off, onto the margin

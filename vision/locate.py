@@ -21,7 +21,9 @@ large enough, so the corners hold even where tiles, hands or a printed margin hi
 Where the lines are too faint or blurred to snap to, the premium squares place the grid.
 """
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import cv2
 import numpy as np
@@ -48,6 +50,7 @@ VIEW_CELL = 24  # px per cell in the views the comb and the refinement work on
 EVIDENCE_BLUR = 2.0  # px at VIEW_CELL; merges the two edges of a grid line into one ridge
 MAX_CANDIDATES = 12  # outline candidates tried, largest first
 REFINED_CANDIDATES = 2  # best combs that get the full refinement
+SEARCH_THREADS = 2  # guesses refined side by side
 MISFIT_WEIGHT = 0.5  # weight of the premium layout's misfit against the line quality
 STAYED = 0.5  # cells; a refinement that moved the guess less kept the layout's alignment
 SURE_QUALITY = 0.7  # line quality above which the lattice guess is not second-guessed ...
@@ -136,7 +139,13 @@ def _soft_edges_px(small: np.ndarray) -> float:
 def _search(levels):
     """Best (corners, score, quality, misfit) from the line lattices (of all segments, then of
     where they cross), found first on small copies (enough for a board that fills much of the
-    photo, and cheap), then on a larger one, and from outlines when still unsure."""
+    photo, and cheap), then on a larger one, and from outlines when still unsure. Guesses are
+    refined side by side (numpy and OpenCV let go of the GIL), and weighed in turn."""
+    with ThreadPoolExecutor(SEARCH_THREADS) as pool:
+        return _search_with(levels, pool)
+
+
+def _search_with(levels, pool):
     small, scale = levels[-1]
     best = segments = None
     seen = []
@@ -148,8 +157,8 @@ def _search(levels):
         lattices = _lattices(segments, [(0, 1)])
         seen.append((segments, lattices))
         previous, current = current, None
-        for lattice in lattices:
-            current = _better(current, _fitted(levels, lattice))
+        for fitted in pool.map(partial(_fitted, levels), lattices):
+            current = _better(current, fitted)
         best = _better(best, current)
         if _sure(levels, best) or _settled(levels, best, previous, current):
             return best
@@ -168,18 +177,26 @@ def _search(levels):
     others = _lattices(segments, [(0, 2), (1, 2)])
     if others:
         guesses.append(min(others, key=lambda corners: _layout_shift(small, corners)[1]))
-    for subset in regions[-1] + _closer_regions(small):  # the last size's segments
-        # stripes can outweigh a small board's lines even there: pair its next two directions too
-        for corners in _lattices(subset, [(0, 1), (1, 2)]):
-            # a comb whose period is off leaves the premium squares in the wrong cells
-            if _layout_shift(small, corners)[1] > SURE_MISFIT:
-                corners = _polish_by_layout(levels, _rescale(_layout_scaled(small, corners),
-                                                             scale, 1.0))
-                corners = _rescale(corners, 1.0, scale)
-            guesses.append(corners)
-    for corners in guesses:
-        best = _better(best, _fitted(levels, corners))
+    fitting = [pool.submit(_fitted, levels, corners) for corners in guesses]
+    # stripes can outweigh a small board's lines even there: pair its next two directions too
+    rescaling = [pool.submit(_rescaled_if_off, levels, corners)
+                 for subset in regions[-1] + _closer_regions(small)  # the last size's segments
+                 for corners in _lattices(subset, [(0, 1), (1, 2)])]
+    fitting += [pool.submit(_fitted, levels, done.result()) for done in rescaling]
+    for done in fitting:
+        best = _better(best, done.result())
     return best
+
+
+def _rescaled_if_off(levels, corners):
+    """A lattice as it is, or, when the premium layout misfits it, the grid of the scale and
+    shift it fits best, polished: a comb whose period is off leaves the premium squares in the
+    wrong cells."""
+    small, scale = levels[-1]
+    if _layout_shift(small, corners)[1] <= SURE_MISFIT:
+        return corners
+    corners = _polish_by_layout(levels, _rescale(_layout_scaled(small, corners), scale, 1.0))
+    return _rescale(corners, 1.0, scale)
 
 
 def _crossing_lattices(regions, lattices):
