@@ -24,7 +24,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from bench.eval_read import ERUDIT, TURNS, Tally, box_tiles, read_label, tile_count
+from bench.eval_read import ERUDIT, TURNS, Tally, read_label, tiles_on
 from calibration.profile import build_profile
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset
@@ -132,7 +132,7 @@ def eval_novel(count: int, folder: Path, box: int) -> list[Tally]:
         started = after.seconds
         reading = read(shot.image, ruleset, profile, after, tag)
         after.add(label, reading, tag)
-        if tile_count(board) <= box_tiles(ruleset.name):
+        if tiles_on(board) <= ruleset.tile_count:
             playable.add(label, reading, tag)
             playable.seconds += after.seconds - started
         done += 1

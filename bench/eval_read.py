@@ -158,20 +158,15 @@ def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout",
         reading = _read(shot.image, ruleset, tally, tag, where)
         tally.add(label, reading, tag)
         for subset, member in ((large, cell_size(shot.corners) >= LARGE_CELL),
-                               (playable, tile_count(board) <= box_tiles(ruleset))):
+                               (playable, tiles_on(board) <= load_ruleset(ruleset).tile_count)):
             if member:
                 subset.add(label, reading, tag)
                 subset.seconds += tally.seconds - before
     return [tally, large, playable]
 
 
-def tile_count(board: list[str]) -> int:
+def tiles_on(board: list[str]) -> int:
     return sum(ch != "." for row in board for ch in row)
-
-
-def box_tiles(ruleset: str) -> int:
-    rules = load_ruleset(ruleset)
-    return sum(rules.counts.values()) + rules.stars
 
 
 def _synthetic_rules(style: str, rng) -> tuple[str, str]:
