@@ -133,8 +133,7 @@ def eval_novel(count: int, folder: Path, box: int) -> list[Tally]:
         reading = read(shot.image, ruleset, profile, after, tag)
         after.add(label, reading, tag)
         if tiles_on(board) <= ruleset.tile_count:
-            playable.add(label, reading, tag)
-            playable.seconds += after.seconds - started
+            playable.add(label, reading, tag, after.seconds - started)
         done += 1
     return [before, after, playable]
 

@@ -51,9 +51,13 @@ class Tally:
         self.echo = echo  # print each board's wrong cells
         self.failed, self.seconds, self.silent, self.asked = 0, 0.0, 0, 0
 
-    def add(self, label: list[str], reading: Reading | None, tag: str) -> None:
+    def add(self, label: list[str], reading: Reading | None, tag: str,
+            seconds: float = 0.0) -> None:
+        """Count one reading (None: the photo was refused); `seconds`, its time, for a tally
+        of a subset (the set's own tally is timed as it reads)."""
         self.boards += 1
         self.cells += 225
+        self.seconds += seconds
         if reading is None:
             self.failed += 1
             return
@@ -160,8 +164,7 @@ def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout",
         for subset, member in ((large, cell_size(shot.corners) >= LARGE_CELL),
                                (playable, tiles_on(board) <= load_ruleset(ruleset).tile_count)):
             if member:
-                subset.add(label, reading, tag)
-                subset.seconds += tally.seconds - before
+                subset.add(label, reading, tag, tally.seconds - before)
     return [tally, large, playable]
 
 
