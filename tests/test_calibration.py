@@ -98,9 +98,9 @@ def test_profile_reads_the_box_well(box):
 
 
 def test_profile_tells_apart_letters_the_general_model_confuses(tmp_path):
-    """Box 12 (a condensed serif on violet tiles): zero-shot, its Ш reads as Щ on casually
-    taken boards (the value digit under its right stem looks like Щ's tail), with a Л read
-    as П and a Ь as Ъ; the box's own references tell them apart."""
+    """Box 12 (a condensed serif on violet tiles): zero-shot, its Щ and Ш are taken for each
+    other on casually taken boards (the serifs at Ш's foot look like Щ's tail), and a Ь for
+    Ъ; the box's own references tell them apart."""
     for name, board, seed in (("empty", EMPTY, 500), ("abc", ALPHABET, 501)):
         shot = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=12,
                             clutter=False)
@@ -108,7 +108,7 @@ def test_profile_tells_apart_letters_the_general_model_confuses(tmp_path):
     profile = build_profile(tmp_path / "empty.png", tmp_path / "abc.png", "serif", "erudit",
                             tmp_path)
     plain = calibrated = 0
-    for seed in (9_500_010, 9_500_019):
+    for seed in (9_500_002, 9_500_025):
         board = random_board(np.random.default_rng(seed), "".join(ERUDIT.alphabet))
         image = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=12).image
         label = board_label(board)

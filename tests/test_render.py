@@ -1,12 +1,20 @@
 """The synthetic photo renderer: shapes, ground truth, determinism, styles, font split."""
 
 import math
+from dataclasses import replace
 
 import cv2
 import numpy as np
 import pytest
 
-from vision.render import ANY_STYLES, STYLES, _paste_rotated, font_paths, render_photo
+from vision.render import (
+    ANY_STYLES,
+    STYLES,
+    _paste_rotated,
+    _print_letter,
+    font_paths,
+    render_photo,
+)
 from vision.render_styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
 
 EMPTY = ["." * 15] * 15
@@ -189,3 +197,18 @@ def test_corners_are_exact_on_grid_lines():
     for k in range(1, 15):
         window = profile[k * 40 - 10: k * 40 + 11]
         assert abs(int(np.argmin(window)) - 10) <= 3
+
+
+@pytest.mark.parametrize("style", ["scrabble-hasbro", "novel-violet"])
+def test_a_value_in_the_corner_keeps_clear_of_its_letter(style):
+    # printers keep the value off the letter: a "10" under Ш's right stem reads as Щ's tail
+    fonts = font_paths("train")[:6] + font_paths("heldout")[:6]
+    for seed in range(6):
+        look = sample_look(style, np.random.default_rng(seed))
+        assert not look.value_near
+        for font in fonts:
+            for letter in "ШЦ":  # one stroke each, worth 10: three pieces of ink with the value
+                face = np.zeros((120, 120, 3), np.uint8)
+                _print_letter(face, letter, 120, replace(look, tile_ink=(255, 255, 255)), font)
+                pieces, _ = cv2.connectedComponents((face[..., 0] > 30).astype(np.uint8))
+                assert pieces - 1 == 3, (style, seed, font, letter)

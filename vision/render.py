@@ -44,6 +44,10 @@ NEEDED_GLYPHS = "АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭ�
 HELDOUT_SHARE = 0.15  # fraction of font files kept away from training
 GLYPH_BASE = 96       # font size at which glyph bitmaps are rasterised before scaling
 N = 15                # cells per side
+VALUE_CLEARANCE = 0.03  # of a tile: the least gap between a letter and its value in the corner
+SHRINK_STEP = 0.95     # the letter's size kept at each step it takes to clear the value ...
+CLEAR_STEP = 0.015     # ... and how far (of a tile) it moves up and left at each
+MAX_SHRINKS = 6        # at most this many steps (0.74 of its size, 0.09 of a tile away)
 
 
 @dataclass
@@ -421,10 +425,31 @@ def _print_letter(face, ch, s, look: Look, font):
         x = max(s * 0.04, (s - mask.shape[1] - gap - vmask.shape[1]) / 2 + g.shift[0] * s)
         _stamp(face, mask, x, base_y + dy, look.tile_ink)
         _stamp(face, vmask, x + mask.shape[1] + gap, base_y + s * g.value_drop + vdy, look.tile_ink)
-    else:
-        x = (s - mask.shape[1]) / 2 - s * 0.04 + g.shift[0] * s
-        _stamp(face, mask, x, base_y - s * 0.03 + dy, look.tile_ink)
-        _stamp(face, vmask, s * 0.92 - vmask.shape[1], s * 0.9 + vdy, look.tile_ink)
+        return
+    # the value in the corner: a printer keeps it off the letter (a "10" under Ш's right stem
+    # reads as Щ's tail), so the letter moves up and left, a little smaller, until it is clear
+    value_at = (s * 0.92 - vmask.shape[1], s * 0.9 + vdy)
+    for step in range(MAX_SHRINKS + 1):
+        away = step * CLEAR_STEP * s
+        at = ((s - mask.shape[1]) / 2 - s * 0.04 + g.shift[0] * s - away,
+              base_y - s * 0.03 + dy - away)
+        if step == MAX_SHRINKS or not _touching(s, mask, at, vmask, value_at, VALUE_CLEARANCE * s):
+            break
+        cap = max(4, int(cap * SHRINK_STEP))
+        mask, _, dy = _glyph(font, ch, cap, g.form)
+        base_y = s / 2 + cap / 2 + g.shift[1] * s
+    _stamp(face, mask, *at, look.tile_ink)
+    _stamp(face, vmask, *value_at, look.tile_ink)
+
+
+def _touching(s: int, mask: np.ndarray, at, other: np.ndarray, other_at, clearance: float) -> bool:
+    """Whether two ink masks stamped on an s×s face come closer than `clearance` px."""
+    ink, other_ink = np.zeros((s, s, 1), np.uint8), np.zeros((s, s, 1), np.uint8)
+    _stamp(ink, mask, *at, 255)
+    _stamp(other_ink, other, *other_at, 255)
+    reach = 2 * max(1, round(clearance)) + 1
+    near = cv2.dilate((ink[..., 0] > 100).astype(np.uint8), np.ones((reach, reach), np.uint8))
+    return bool((near & (other_ink[..., 0] > 100)).any())
 
 
 @dataclass(frozen=True)
