@@ -429,11 +429,12 @@ def _print_letter(face, ch, s, look: Look, font):
     # the value in the corner: a printer keeps it off the letter (a "10" under Ш's right stem
     # reads as Щ's tail), so the letter moves up and left, a little smaller, until it is clear
     value_at = (s * 0.92 - vmask.shape[1], s * 0.9 + vdy)
+    value_ink = _ink(s, vmask, value_at)
     for step in range(MAX_SHRINKS + 1):
         away = step * CLEAR_STEP * s
         at = ((s - mask.shape[1]) / 2 - s * 0.04 + g.shift[0] * s - away,
               base_y - s * 0.03 + dy - away)
-        if step == MAX_SHRINKS or not _touching(s, mask, at, vmask, value_at, VALUE_CLEARANCE * s):
+        if step == MAX_SHRINKS or not _touching(_ink(s, mask, at), value_ink, VALUE_CLEARANCE * s):
             break
         cap = max(4, int(cap * SHRINK_STEP))
         mask, _, dy = _glyph(font, ch, cap, g.form)
@@ -442,14 +443,17 @@ def _print_letter(face, ch, s, look: Look, font):
     _stamp(face, vmask, *value_at, look.tile_ink)
 
 
-def _touching(s: int, mask: np.ndarray, at, other: np.ndarray, other_at, clearance: float) -> bool:
-    """Whether two ink masks stamped on an s×s face come closer than `clearance` px."""
-    ink, other_ink = np.zeros((s, s, 1), np.uint8), np.zeros((s, s, 1), np.uint8)
-    _stamp(ink, mask, *at, 255)
-    _stamp(other_ink, other, *other_at, 255)
+def _ink(s: int, mask: np.ndarray, at) -> np.ndarray:
+    """Where a glyph mask stamped at `at` inks an s×s face (0/1)."""
+    face = np.zeros((s, s, 1), np.uint8)
+    _stamp(face, mask, *at, 255)
+    return (face[..., 0] > 100).astype(np.uint8)
+
+
+def _touching(ink: np.ndarray, other: np.ndarray, clearance: float) -> bool:
+    """Whether two inks of one face come closer than `clearance` px."""
     reach = 2 * max(1, round(clearance)) + 1
-    near = cv2.dilate((ink[..., 0] > 100).astype(np.uint8), np.ones((reach, reach), np.uint8))
-    return bool((near & (other_ink[..., 0] > 100)).any())
+    return bool((cv2.dilate(ink, np.ones((reach, reach), np.uint8)) & other).any())
 
 
 @dataclass(frozen=True)
