@@ -4,7 +4,7 @@
                                                 # (three mid-game, two late-game boards)
     python -m bench.bench_read photo.jpg ...
 
-For each photo: cv2.imread time (best of 3), read_photo time (best of 3; decode included, model
+For each photo: cv2.imread time (best of 10), read_photo time (best of 10; decode included, model
 loading excluded) and their ratio; then, each in a fresh process, the peak memory of a decode
 alone and of a full read (model loaded).
 """
@@ -29,7 +29,7 @@ EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
 REAL_12MP = [EXTERNAL / "scrabble_assistant" / "ML" / "test" / f"test{n}.jpg" for n in (10, 12, 14)]
 RENDERED = 3  # rendered 4000×3000 mid-game photos added to the real ones ...
 LATE_STYLES = ("erudit-black", "erudit-cream")  # ... and a late-game board in each Эрудит look
-REPEATS = 3
+REPEATS = 10  # best of 3 swung 1.94-2.26x a decode on a 2-core machine; best of 10 1.83-1.86x
 
 # VmHWM (not ru_maxrss, which a child inherits from its parent across fork and exec).
 _PEAK = """
