@@ -17,6 +17,6 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e '.[test,train]'
+python3 -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,train]'
 python3 -m ruff check .
 python3 -m pytest -q "$@"
