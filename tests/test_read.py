@@ -6,6 +6,7 @@ import csv
 
 import cv2
 import numpy as np
+import onnxruntime as ort
 import pytest
 
 from engine.errors import PhotoError
@@ -13,11 +14,14 @@ from engine.ruleset import load_ruleset, ruleset_names
 from vision.cells import CROP, GRID, board_image, cut_cell, cut_cells
 from vision.classifier import (
     GLYPHS,
+    MODEL_NAME,
+    SECOND_NAME,
     glyph_of,
     labels_for,
     load_model,
     load_profile_model,
     load_second,
+    model_dir,
     star_glyphs,
 )
 from vision.read import read_board, read_photo, uncertain_cells
@@ -66,6 +70,25 @@ def test_model_covers_every_ruleset_alphabet_one_to_one(load):
         assert (matrix.sum(axis=0) >= 1).all(), name  # every label has its glyph
         assert (matrix.sum(axis=1) <= 1).all(), name  # no glyph stands for two labels
         assert matrix[:, 1].sum() == 2  # '*' is a star tile or a blank tile
+
+
+@pytest.mark.parametrize("name", [MODEL_NAME, SECOND_NAME])
+def test_the_8_bit_network_reads_as_its_graph_defines_on_this_cpu(name):
+    """The fast 8-bit path agrees with the quantized graph run step by step in floating point.
+    x86 CPUs without VNNI add 8-bit products in saturating 16-bit pairs unless the session asks
+    for exact arithmetic; then the same photo would read differently from machine to machine."""
+    path = str(model_dir() / f"{name}.onnx")
+    model = load_model(path)
+    rng = np.random.default_rng(3)
+    board = ["".join(rng.choice(list(".АБВГДЕЖЗИКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ*"), 15)) for _ in range(15)]
+    shot = render_photo(board, seed=11, style="erudit-black", fonts="heldout")
+    x = model.prepare(cut_cells(board_image(shot.image, shot.corners)).reshape(-1, CROP, CROP, 3))
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    literal = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    fast, slow = model.session.run(None, {"crops": x})[0], literal.run(None, {"crops": x})[0]
+    assert np.abs(fast - slow).max() < 0.5
+    assert (fast.argmax(axis=1) == slow.argmax(axis=1)).all()
 
 
 def test_star_looks_follow_the_box_family():

@@ -154,6 +154,9 @@ def load_model(path: str | None = None) -> Model:
     options.inter_op_num_threads = 1
     # Threads that spin between batches only steal the CPU from the rest of the pipeline.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # x86 CPUs without VNNI would add 8-bit products in saturating 16-bit pairs: exact 8-bit
+    # arithmetic instead, so every CPU reads a crop as the quantized graph defines it
+    options.add_session_config_entry("session.x64quantprecision", "1")
     session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
     glyphs = tuple(meta["glyphs"])
     if glyphs != GLYPHS:

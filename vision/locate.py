@@ -1121,7 +1121,7 @@ def _layout_shift(image, corners):
 def _shift_fits(image, corners):
     """(dy, dx) layout fit of each grid up to MAX_SHIFT cells off `corners`, better layout's."""
     view, _ = _grid_view(image, corners, LAYOUT_CELL, MAX_SHIFT)
-    return _layout_fits(_cell_colours(view, LAYOUT_CELL, MAX_SHIFT)).max(axis=0)
+    return _layout_fits(_cell_colours(view, LAYOUT_CELL, MAX_SHIFT), every_colour=True).max(axis=0)
 
 
 SCALES = 1.25 ** np.linspace(-1, 1, 9)  # sizes, against the guess, of the grids tried per axis
@@ -1191,13 +1191,14 @@ def _weighted_lab(bgr: np.ndarray) -> np.ndarray:
     return lab * np.float32([LIGHTNESS_WEIGHT, 1, 1])
 
 
-def _layout_fits(colours):
+def _layout_fits(colours, every_colour=False):
     """(layout, ..., dy, dx) share of the colour spread of every 15×15 window of `colours`
     (..., rows, columns, channel) that the layout's kinds explain (1 - within / total), each
     cell's distance capped so that a few tiles count like any other misfit. On a late-game
     board tiles cover most cells of some kinds and set their median colour, so the fit is also
     measured letting any cell show the tiles' colour (one colour per kind besides it, against
-    one colour besides it): the better of the two counts (the second less TILES_PENALTY)."""
+    one colour besides it): the better of the two counts (the second less TILES_PENALTY). With
+    `every_colour` each window takes whichever of the two commonest colours fits it best."""
     flat = _windows(colours)
     common = _common_colours(colours)
     # the tiles' colour is one of the guessed grid's two commonest (the other most often the
@@ -1214,7 +1215,10 @@ def _layout_fits(colours):
         fits, tiled = (middle_fits[:, k].reshape(shape) for k in (0, best))
     else:
         fits = _kind_fits(flat)
-        tiled = _kind_fits(flat, _distances_to(flat, common[best - 1]))
+        # a grid a cell off can mistake the commonest colour for the tiles': each window then
+        # takes either, as its own grid would (else the window of the board is judged wrongly)
+        shared = common if every_colour else [common[best - 1]]
+        tiled = np.max([_kind_fits(flat, _distances_to(flat, colour)) for colour in shared], axis=0)
     return np.maximum(fits, tiled - TILES_PENALTY)
 
 
