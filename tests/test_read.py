@@ -22,6 +22,7 @@ from vision.classifier import (
     load_profile_model,
     load_second,
     model_dir,
+    saturates,
     star_glyphs,
 )
 from vision.read import read_board, read_photo, uncertain_cells
@@ -70,6 +71,14 @@ def test_model_covers_every_ruleset_alphabet_one_to_one(load):
         assert (matrix.sum(axis=0) >= 1).all(), name  # every label has its glyph
         assert (matrix.sum(axis=1) <= 1).all(), name  # no glyph stands for two labels
         assert matrix[:, 1].sum() == 2  # '*' is a star tile or a blank tile
+
+
+@pytest.mark.parametrize(("machine", "flags", "exact"), [
+    ("x86_64", {"avx2", "fma"}, True), ("AMD64", None, True),
+    ("x86_64", {"avx2", "avx512_vnni"}, False), ("x86_64", {"avx_vnni"}, False),
+    ("arm64", None, False), ("aarch64", {"asimddp"}, False)])
+def test_exact_8_bit_arithmetic_is_asked_for_where_the_fast_way_can_saturate(machine, flags, exact):
+    assert saturates(machine, flags) is exact
 
 
 @pytest.mark.parametrize("name", [MODEL_NAME, SECOND_NAME])
