@@ -24,11 +24,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from bench.eval_read import ERUDIT, TURNS, Tally, read_label, tiles_on
+from bench.eval_read import ERUDIT, TURNS, Tally, read_label, tiles_on, turned
 from calibration.profile import build_profile
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset
 from models.dataset import board_label, random_board
+from vision.photo import load_for_reading
 from vision.read import read_board
 from vision.render import font_paths, render_photo
 
@@ -71,12 +72,12 @@ def eval_real(kind: str, profile, ruleset, turns) -> list[Tally]:
     before, after = Tally(f"{kind} without profile"), Tally(f"{kind} with profile")
     for row in real_rows(kind):
         label = read_label(ERUDIT / row["board_label"])
-        image = cv2.imread(str(ERUDIT / row["image"]), cv2.IMREAD_COLOR)
+        image, _ = load_for_reading(ERUDIT / row["image"])  # as `erudit read` opens it
         for turn in turns:
-            turned = np.ascontiguousarray(np.rot90(image, -turn // 90)) if turn else image
             tag = f"{row['image']}@{turn}"
-            before.add(label, read(turned, ruleset, None, before, tag + " before"), tag + " before")
-            after.add(label, read(turned, ruleset, profile, after, tag), tag)
+            photo = turned(image, turn)
+            before.add(label, read(photo, ruleset, None, before, tag + " before"), tag + " before")
+            after.add(label, read(photo, ruleset, profile, after, tag), tag)
     return [before, after]
 
 

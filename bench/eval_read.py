@@ -31,6 +31,7 @@ from engine.ruleset import load_ruleset
 from models.dataset import EVAL_SEEDS, board_label, random_board
 from vision.classifier import CYRILLIC, LATIN, load_model
 from vision.locate import Location, cell_size
+from vision.photo import load_for_reading
 from vision.read import COLUMNS, Reading, read_board, read_grid
 from vision.render import STYLES, render_photo
 from vision.synthetic import shrunk, tilted
@@ -106,7 +107,8 @@ def _read(image, ruleset: str, tally: Tally, tag: str, where: Location | None = 
 
 def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
                 longest: int | None = None, degrees: float = 0.0) -> Tally | None:
-    """The labelled real photos under `root`, each turned by `turns`; with `longest`, first
+    """The labelled real photos under `root`, opened as `erudit read` opens them (12 MP and
+    larger at half size), each turned by `turns`; with `longest`, first
     shrunk to that many px on their longer side and saved again as a JPEG of quality 80, as a
     webcam or a messenger would deliver them; with `degrees`, first tilted by that angle (a
     phone held askew, a board turned on the table)."""
@@ -121,16 +123,23 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
         if skip_alphabet and Path(row["image"]).name.startswith("f"):
             continue
         label = read_label(root / row["board_label"])
-        image = cv2.imread(str(root / row["image"]), cv2.IMREAD_COLOR)
-        if degrees:
-            image = tilted(image, degrees)
-        if longest is not None:
-            image = shrunk(image, longest)
+        if degrees or longest is not None:
+            image = cv2.imread(str(root / row["image"]), cv2.IMREAD_COLOR)
+            image = tilted(image, degrees) if degrees else image
+            image = shrunk(image, longest) if longest is not None else image
+        else:  # as `erudit read` opens it: a 12 MP photo at half size
+            image, _ = load_for_reading(root / row["image"])
         for turn in turns:
-            turned = np.ascontiguousarray(np.rot90(image, -turn // 90)) if turn else image
             tag = f"{row['image']}@{turn}"
-            tally.add(label, _read(turned, ruleset, tally, tag), tag)
+            tally.add(label, _read(turned(image, turn), ruleset, tally, tag), tag)
     return tally
+
+
+def turned(image: np.ndarray, turn: int) -> np.ndarray:
+    """The photo turned `turn` degrees clockwise (a HalfSize decode stays one)."""
+    if not turn:
+        return image
+    return np.ascontiguousarray(np.rot90(image, -turn // 90)).view(type(image))
 
 
 def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout",

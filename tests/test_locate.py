@@ -38,7 +38,7 @@ from vision.locate import (
     locate_board,
     order_corners,
 )
-from vision.photo import load_photo
+from vision.photo import load_for_reading, load_photo
 from vision.premium import read_premiums
 from vision.rectify import CELL_PX, rectify
 from vision.render import render_photo
@@ -350,6 +350,19 @@ def test_large_phone_photo_with_exif_rotation(tmp_path):
     half = load_photo(path, reduce=2)  # the fast reduced decode turns the photo upright too
     assert half.shape == (1500, 2000, 3)
     assert corner_error(locate_board(half).corners * 2 + 0.5, shot.corners) < TOLERANCE
+
+
+def test_photo_decoded_at_half_size_is_shrunk_linearly_to_the_working_copy(tmp_path):
+    shot = render_photo(PLAYED, seed=7, style="erudit-black", size=(3264, 2448))
+    path = tmp_path / "phone.jpg"
+    cv2.imwrite(str(path), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    half, scale = load_for_reading(path)  # 1632 px long: its pixels average 2×2 already
+    linear = cv2.resize(half, (1000, 750), interpolation=cv2.INTER_LINEAR)
+    assert np.array_equal(_pyramid(half)[-1][0], linear)
+    plain = np.ascontiguousarray(half)  # the same pixels, not known to be averaged
+    area = cv2.resize(plain, (1000, 750), interpolation=cv2.INTER_AREA)
+    assert np.array_equal(_pyramid(plain)[-1][0], area)
+    assert corner_error(locate_board(half).corners * scale + 0.5, shot.corners) < TOLERANCE
 
 
 def test_rectified_view_puts_cells_where_promised():

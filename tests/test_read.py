@@ -233,7 +233,7 @@ def test_board_image_is_the_grid_seen_from_above():
 def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
     import cv2
 
-    from vision.photo import HALF_SIZE_FROM, jpeg_size, load_for_reading
+    from vision.photo import HALF_SIZE_FROM, HalfSize, jpeg_size, load_for_reading
 
     big, small = tmp_path / "big.jpg", tmp_path / "small.jpg"
     cv2.imwrite(str(big), np.zeros((HALF_SIZE_FROM, 2400, 3), np.uint8))
@@ -241,12 +241,15 @@ def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
     assert jpeg_size(big) == (HALF_SIZE_FROM, 2400)          # read from the header
     image, scale = load_for_reading(big)
     assert image.shape[:2] == (HALF_SIZE_FROM // 2, 1200) and scale == 2.0
+    assert isinstance(image, HalfSize)
     image, scale = load_for_reading(small)
     assert image.shape[:2] == (HALF_SIZE_FROM - 8, 2400) and scale == 1.0
+    assert not isinstance(image, HalfSize)
     png = tmp_path / "big.png"
     cv2.imwrite(str(png), np.zeros((HALF_SIZE_FROM, 100, 3), np.uint8))
     assert jpeg_size(png) is None
-    assert load_for_reading(png)[0].shape[:2] == (HALF_SIZE_FROM // 2, 50)
+    image, scale = load_for_reading(png)
+    assert image.shape[:2] == (HALF_SIZE_FROM // 2, 50) and isinstance(image, HalfSize)
     cut = tmp_path / "cut.jpg"
     cut.write_bytes(big.read_bytes()[:40])                     # a header that stops short
     assert jpeg_size(cut) is None

@@ -29,6 +29,7 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError
+from vision.photo import HalfSize
 from vision.render_styles import ERUDIT_LAYOUT, SCRABBLE_LAYOUT
 
 CELLS = 15
@@ -354,7 +355,8 @@ def _pyramid(image):
     WORK_SIDE px on its long side (unless the photo is smaller). A large photo is halved exactly
     while at least twice that (fast: OpenCV's 2×2 area resize costs a tenth of a general one),
     then resized linearly: its pixels already average 2×2 photo pixels, so the last step, by
-    at most half, aliases little."""
+    at most half, aliases little. So is a photo decoded at half size (HalfSize); any other is
+    area-averaged (several times slower)."""
     levels = [(image, 1.0)]
     while max(levels[-1][0].shape[:2]) >= 2 * WORK_SIDE:
         levels.append((halve(levels[-1][0]), levels[-1][1] * 2))
@@ -362,7 +364,8 @@ def _pyramid(image):
     if max(last.shape[:2]) > WORK_SIDE:
         size = (round(last.shape[1] * WORK_SIDE / max(last.shape[:2])),
                 round(last.shape[0] * WORK_SIDE / max(last.shape[:2])))
-        small = cv2.resize(last, size, interpolation=cv2.INTER_LINEAR if factor > 1
+        averaged = factor > 1 or isinstance(image, HalfSize)
+        small = cv2.resize(last, size, interpolation=cv2.INTER_LINEAR if averaged
                            else cv2.INTER_AREA)
         levels.append((small, factor * last.shape[1] / size[0]))
     return levels

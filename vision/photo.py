@@ -45,17 +45,24 @@ def load_photo(path, reduce: int = 1) -> np.ndarray:
 HALF_SIZE_FROM = 3200
 
 
+class HalfSize(np.ndarray):
+    """A photo decoded (or shrunk) to half its size: each pixel about the mean of 2×2 of the
+    photo's, so the board finder may shrink it further linearly, as after its own halvings."""
+
+
 def load_for_reading(path) -> tuple[np.ndarray, float]:
-    """Decode a photo at the size reading needs — half size for 12 MP and larger photos — and
-    the factor from its pixels back to the photo's own. The size is taken from the JPEG
-    header, so a photo is decoded once."""
+    """Decode a photo at the size reading needs — half size (a HalfSize) for 12 MP and larger
+    photos — and the factor from its pixels back to the photo's own. The size is taken from
+    the JPEG header, so a photo is decoded once."""
     size = jpeg_size(path)
     if size is not None:
-        reduce = 2 if max(size) >= HALF_SIZE_FROM else 1
-        return load_photo(path, reduce=reduce), float(reduce)
+        if max(size) >= HALF_SIZE_FROM:
+            return load_photo(path, reduce=2).view(HalfSize), 2.0
+        return load_photo(path), 1.0
     image = load_photo(path)
     if max(image.shape[:2]) >= HALF_SIZE_FROM:
-        return cv2.resize(image, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA), 2.0
+        half = cv2.resize(image, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+        return half.view(HalfSize), 2.0
     return image, 1.0
 
 
