@@ -121,6 +121,11 @@ def test_cutter_slices_equal_the_general_window():
     assert crops.shape == (GRID, GRID, CROP, CROP, 3)
     for r, c in ((0, 0), (7, 7), (14, 14), (3, 11)):
         assert np.array_equal(cut_cell(top, r, c), crops[r, c])
+        for dx, dy in ((2, 0), (0, -2), (-2, 2)):  # whole-pixel shifts are sliced, not warped
+            moved = np.float32([[1, 0, -(c * 32 + 8 + dx)], [0, 1, -(r * 32 + 8 + dy)]])
+            warped = cv2.warpAffine(top, moved, (CROP, CROP), flags=cv2.INTER_LINEAR,
+                                    borderMode=cv2.BORDER_REPLICATE)
+            assert np.array_equal(cut_cell(top, r, c, dx=dx, dy=dy), warped)
 
 
 @pytest.mark.parametrize("style,seed", [("erudit-black", 9_000_101), ("erudit-cream", 9_000_102)])

@@ -48,6 +48,11 @@ def cut_cell(board: np.ndarray, row: int, col: int, *, dx: float = 0.0, dy: floa
     cx = (MARGIN + col + 0.5) * CELL + dx
     cy = (MARGIN + row + 0.5) * CELL + dy
     half = CROP / 2 * scale
+    left, top = cx - half, cy - half
+    if scale == 1 and float(left).is_integer() and float(top).is_integer() and left >= 0 \
+            and top >= 0 and left + CROP <= board.shape[1] and top + CROP <= board.shape[0]:
+        # a whole-pixel window inside the board: the warp below would copy it pixel for pixel
+        return board[int(top):int(top) + CROP, int(left):int(left) + CROP].copy()
     k = CROP / (2 * half)
     # Maps the window [cx-half, cx+half) onto [0, CROP), pixel centres aligned.
     shift_x = k * (half - cx) + (k - 1) * 0.5
