@@ -125,8 +125,10 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
         label = read_label(root / row["board_label"])
         if degrees or longest is not None:
             image = cv2.imread(str(root / row["image"]), cv2.IMREAD_COLOR)
-            image = tilted(image, degrees) if degrees else image
-            image = shrunk(image, longest) if longest is not None else image
+            if degrees:
+                image = tilted(image, degrees)
+            if longest is not None:
+                image = shrunk(image, longest)
         else:  # as `erudit read` opens it: a 12 MP photo at half size
             image, _ = load_for_reading(root / row["image"])
         for turn in turns:
