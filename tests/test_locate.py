@@ -13,6 +13,7 @@ from engine.errors import PhotoError
 from vision.locate import (
     CELLS,
     LSD_SIDES,
+    STEADY_QUALITY,
     SURE_MISFIT,
     SURE_QUALITY,
     VIEW_CELL,
@@ -31,8 +32,8 @@ from vision.locate import (
     _refined_past_tiles,
     _rescale,
     _segments,
-    _settled,
     _shifted,
+    _steady,
     _sure,
     cell_size,
     locate_board,
@@ -143,9 +144,9 @@ def test_late_game_grid_a_cell_off_is_moved_back_whichever_colour_it_takes_for_t
 def test_guesses_refined_side_by_side_give_the_grid_one_thread_finds(monkeypatch):
     import vision.locate as locate
 
-    # a late Scrabble-look game takes the search to its last stage, whose many guesses and
-    # scale searches run on threads: the fits must be weighed as one thread would weigh them
-    shot = render_photo(LATE_GAME, seed=2, style="scrabble-vintage")
+    # this late game takes the search to its last stage, whose many guesses and scale
+    # searches run on threads: the fits must be weighed as one thread would weigh them
+    shot = render_photo(LATE_GAME, seed=2, style="erudit-black")
     searched = []
     rescaled = locate._rescaled_if_off
     monkeypatch.setattr(locate, "_rescaled_if_off",
@@ -173,22 +174,33 @@ def test_late_game_fit_is_sure_once_every_grid_moved_by_whole_cells_is_checked()
         assert not _alone(levels, _shifted(truth, shift), SURE_QUALITY), shift
 
 
-def test_late_game_fit_with_fainter_lines_is_settled_when_two_segment_sizes_agree():
-    # Tiles hide a third of the line pieces (quality under SURE_QUALITY), yet the lattices of two
-    # segment sizes refine onto one grid: that grid is taken unless a grid moved by whole cells
-    # could be the board, or the two fits lie apart.
+def test_late_game_fit_with_fainter_lines_is_steady_unless_a_grid_moved_by_whole_cells_fits():
+    # Tiles hide a third of the line pieces (quality under SURE_QUALITY), yet the lattice refines
+    # onto the grid: it is taken without the last stage's guesses unless its lines stand out too
+    # rarely, the layout explains its cells too poorly, or it is a grid moved by whole cells.
     shot = render_photo(LATE_GAME, seed=5, style="erudit-cream", pose="frontal")
     levels = _pyramid(shot.image)
-    small, scale = levels[-1]
-    fits = [_fitted(levels, _lattices(_segments(small, side), [(0, 1)])[0]) for side in LSD_SIDES[:2]]
-    assert all(corner_error(fit[0], shot.corners) < TOLERANCE for fit in fits)
-    assert not _sure(levels, fits[1]) and _settled(levels, fits[1], *fits)
-    cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / CELLS
-    apart = (fits[0][0] + np.float32([0.2 * cell, 0]),) + fits[0][1:]
-    assert not _settled(levels, fits[1], apart, fits[1])
+    small, _ = levels[-1]
+    fit = _fitted(levels, _lattices(_segments(small, LSD_SIDES[1]), [(0, 1)])[0])
+    assert corner_error(fit[0], shot.corners) < TOLERANCE
+    assert not _sure(levels, fit) and _steady(levels, fit)
+    corners, score, quality, misfit = fit
+    assert not _steady(levels, (corners, score, STEADY_QUALITY - 0.01, misfit))
+    assert not _steady(levels, (corners, score, quality, SURE_MISFIT + 0.01))
     for shift in [(1, 0), (0, -4), (7, 0)]:
-        moved = (_shifted(fits[1][0], shift),) + fits[1][1:]
-        assert not _settled(levels, moved, moved, moved), shift
+        assert not _steady(levels, (_shifted(corners, shift), score, quality, misfit)), shift
+
+
+def test_late_game_board_is_found_without_the_last_stage(monkeypatch):
+    import vision.locate as locate
+
+    shot = render_photo(LATE_GAME, seed=5, style="erudit-cream", pose="frontal")
+    searched = []
+    rescaled = locate._rescaled_if_off
+    monkeypatch.setattr(locate, "_rescaled_if_off",
+                        lambda *args: searched.append(1) or rescaled(*args))
+    located_well(shot)
+    assert not searched
 
 
 def test_late_game_grid_is_refined_on_the_lines_between_bare_squares():
