@@ -32,6 +32,7 @@ from vision.locate import (
     _refined_past_tiles,
     _rescale,
     _segments,
+    _settled,
     _shifted,
     _steady,
     _sure,
@@ -174,10 +175,29 @@ def test_late_game_fit_is_sure_once_every_grid_moved_by_whole_cells_is_checked()
         assert not _alone(levels, _shifted(truth, shift), SURE_QUALITY), shift
 
 
+def test_late_game_fit_with_fainter_lines_is_settled_when_two_segment_sizes_agree():
+    # Tiles hide a third of the line pieces (quality under SURE_QUALITY), yet the lattices of two
+    # segment sizes refine onto one grid: that grid is taken unless a grid moved by whole cells
+    # could be the board, or the two fits lie apart.
+    shot = render_photo(LATE_GAME, seed=5, style="erudit-cream", pose="frontal")
+    levels = _pyramid(shot.image)
+    small, scale = levels[-1]
+    fits = [_fitted(levels, _lattices(_segments(small, side), [(0, 1)])[0]) for side in LSD_SIDES[:2]]
+    assert all(corner_error(fit[0], shot.corners) < TOLERANCE for fit in fits)
+    assert not _sure(levels, fits[1]) and _settled(levels, fits[1], *fits)
+    cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / CELLS
+    apart = (fits[0][0] + np.float32([0.2 * cell, 0]),) + fits[0][1:]
+    assert not _settled(levels, fits[1], apart, fits[1])
+    for shift in [(1, 0), (0, -4), (7, 0)]:
+        moved = (_shifted(fits[1][0], shift),) + fits[1][1:]
+        assert not _settled(levels, moved, moved, moved), shift
+
+
 def test_late_game_fit_with_fainter_lines_is_steady_unless_a_grid_moved_by_whole_cells_fits():
     # Tiles hide a third of the line pieces (quality under SURE_QUALITY), yet the lattice refines
-    # onto the grid: it is taken without the last stage's guesses unless its lines stand out too
-    # rarely, the layout explains its cells too poorly, or it is a grid moved by whole cells.
+    # onto the grid: once every segment size was looked at, such a fit is taken without the last
+    # stage's guesses unless its lines stand out too rarely, the layout explains its cells too
+    # poorly, or it is a grid moved by whole cells.
     shot = render_photo(LATE_GAME, seed=5, style="erudit-cream", pose="frontal")
     levels = _pyramid(shot.image)
     small, _ = levels[-1]
@@ -191,10 +211,11 @@ def test_late_game_fit_with_fainter_lines_is_steady_unless_a_grid_moved_by_whole
         assert not _steady(levels, (_shifted(corners, shift), score, quality, misfit)), shift
 
 
-def test_late_game_board_is_found_without_the_last_stage(monkeypatch):
+def test_late_game_board_whose_fit_is_steady_is_found_without_the_last_stage(monkeypatch):
     import vision.locate as locate
 
-    shot = render_photo(LATE_GAME, seed=5, style="erudit-cream", pose="frontal")
+    # no segment size's fit is sure here, nor do two sizes agree: the best of them is steady
+    shot = render_photo(LATE_GAME, seed=2, style="scrabble-vintage")
     searched = []
     rescaled = locate._rescaled_if_off
     monkeypatch.setattr(locate, "_rescaled_if_off",

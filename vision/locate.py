@@ -56,9 +56,10 @@ MISFIT_WEIGHT = 0.5  # weight of the premium layout's misfit against the line qu
 STAYED = 0.5  # cells; a refinement that moved the guess less kept the layout's alignment
 SURE_QUALITY = 0.7  # line quality above which the lattice guess is not second-guessed ...
 SURE_MISFIT = 0.85  # ... when the premium layout also explains the cell colours this well
-STEADY_QUALITY = 0.45  # ... or above which a late-game fit is taken when no whole-cell move fits
+STEADY_QUALITY = 0.35  # ... or above which a late-game fit is taken when no whole-cell move fits
 SURE_GAP = 0.1  # layout fit a late-game grid must beat every grid a few cells off by
 FRAME_LINES = 2  # lines a frame or the board's edge can show beyond the grid, parallel to it
+AGREE = 0.05  # cells; two lattices refined this close converged on the lines
 INVERTED_SHARE = 0.5  # clean pieces that must stay clean past the tiles to skip refining again
 
 
@@ -150,16 +151,21 @@ def _search_with(levels, pool):
     small, scale = levels[-1]
     best = segments = None
     seen = []
+    current = None
     for side in LSD_SIDES:
         segments = _segments(small, side)
         if side != LSD_SIDES[-1] and (segments is None or len(segments[0]) < MIN_QUICK_SEGMENTS):
             continue  # too few segments for a grid whose lines show at this size: look closer
         lattices = _lattices(segments, [(0, 1)])
         seen.append((segments, lattices))
+        previous, current = current, None
         for fitted in pool.map(partial(_fitted, levels), lattices):
-            best = _better(best, fitted)
-        if _sure(levels, best) or (side == LSD_SIDES[-1] and _steady(levels, best)):
+            current = _better(current, fitted)
+        best = _better(best, current)
+        if _sure(levels, best) or _settled(levels, best, previous, current):
             return best
+    if _steady(levels, best):  # every size looked: no need of the last stage's guesses
+        return best
     # only then where they cross: a grid fitted to a crowd of tiles there can pass for sure
     regions = [_grid_regions(found, small.shape) for found, _ in seen]
     for (_, lattices), places in zip(seen, regions, strict=True):
@@ -237,13 +243,32 @@ def _sure(levels, fitted) -> bool:
             or _alone(levels, corners, fitted[2]))
 
 
+def _settled(levels, best, previous, current) -> bool:
+    """Whether the lattices of two line-segment sizes were refined onto one grid (within AGREE
+    cells at each corner) whose lines stand out at least half the time, and no grid moved by
+    whole cells can be the board: where tiles hide too many line pieces for a sure fit, the
+    refinement still converged on the lines, and the layout places the grid."""
+    if previous is None or current is None or best[3] > SURE_MISFIT:
+        return False
+    if best is not previous and best is not current:  # an earlier size's fit scored higher
+        return False
+    if min(previous[2], current[2]) < POLISH_BELOW:
+        return False
+    ends = [order_corners(fitted[0]) for fitted in (previous, current)]
+    if np.linalg.norm(ends[0] - ends[1], axis=1).max() > AGREE * cell_size(ends[1]):
+        return False
+    small, scale = levels[-1]
+    return _alone(levels, _rescale(best[0], 1.0, scale), min(previous[2], current[2]))
+
+
 def _steady(levels, fitted) -> bool:
-    """Whether the best fit of every segment size's lattices, its lines standing out less than
-    a sure fit's, is the board all the same: at least STEADY_QUALITY of its line pieces stand
-    out, the layout explains its cells as well as a sure fit's, and no grid moved by whole cells
-    can be the board. Late in a game tiles hide too many line pieces for a sure fit; the last
-    stage's guesses then found no better grid, at several times the time (models/MODEL_CARD.md,
-    session 26). A smaller size's fit waits for the closer look: a bent grid can pass there."""
+    """Whether the best fit of every segment size's lattices, neither sure nor settled, is the
+    board all the same: at least STEADY_QUALITY of its line pieces stand out, the layout
+    explains its cells as well as a sure fit's, and no grid moved by whole cells can be the
+    board. Late in a game tiles hide too many line pieces for a sure fit; the last stage's
+    guesses then found no better grid, at several times the time (models/MODEL_CARD.md,
+    session 26). Taken only once every size was looked at: a smaller size's bent grid can
+    pass the test, and the closer look mends it."""
     if fitted is None or fitted[2] < STEADY_QUALITY or fitted[3] > SURE_MISFIT:
         return False
     small, scale = levels[-1]
