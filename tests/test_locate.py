@@ -142,18 +142,33 @@ def test_late_game_grid_a_cell_off_is_moved_back_whichever_colour_it_takes_for_t
         assert _layout_shift(shot.image, _shifted(corners, (dx, dy)))[0] == (-dx, -dy)
 
 
+def located_noting_last_stage(monkeypatch, shot) -> tuple[Location, bool]:
+    """located_well, and whether the search reached its last stage (outlines, scale search)."""
+    import vision.locate as locate
+
+    searched = []
+    rescaled = locate._rescaled_if_off
+    monkeypatch.setattr(locate, "_rescaled_if_off",
+                        lambda *args: searched.append(1) or rescaled(*args))
+    return located_well(shot), bool(searched)
+
+
+def first_lattice_fit(shot, side: int):
+    """(levels, fit) of the first line lattice of one segment size, refined onto the grid."""
+    levels = _pyramid(shot.image)
+    fit = _fitted(levels, _lattices(_segments(levels[-1][0], side), [(0, 1)])[0])
+    assert corner_error(fit[0], shot.corners) < TOLERANCE
+    return levels, fit
+
+
 def test_guesses_refined_side_by_side_give_the_grid_one_thread_finds(monkeypatch):
     import vision.locate as locate
 
     # this late game takes the search to its last stage, whose many guesses and scale
     # searches run on threads: the fits must be weighed as one thread would weigh them
     shot = render_photo(LATE_GAME, seed=2, style="erudit-black")
-    searched = []
-    rescaled = locate._rescaled_if_off
-    monkeypatch.setattr(locate, "_rescaled_if_off",
-                        lambda *args: searched.append(1) or rescaled(*args))
-    together = located_well(shot)
-    assert searched  # the last stage ran
+    together, last_stage = located_noting_last_stage(monkeypatch, shot)
+    assert last_stage
     monkeypatch.setattr(locate, "SEARCH_THREADS", 1)
     np.testing.assert_array_equal(locate_board(shot.image).corners, together.corners)
 
@@ -164,10 +179,8 @@ def test_late_game_fit_is_sure_once_every_grid_moved_by_whole_cells_is_checked()
     # (the full search ran: up to 40× a photo's decode). Such a fit is sure only when each grid
     # moved by whole cells fits the layout clearly worse or, far off, has fewer lines.
     shot = render_photo(LATE_GAME, seed=4, style="erudit-black", pose="frontal")
-    levels = _pyramid(shot.image)
+    levels, fitted = first_lattice_fit(shot, LSD_SIDES[0])
     small, scale = levels[-1]
-    fitted = _fitted(levels, _lattices(_segments(small, LSD_SIDES[0]), [(0, 1)])[0])
-    assert corner_error(fitted[0], shot.corners) < TOLERANCE
     assert _misfit(small, _rescale(fitted[0], 1.0, scale), tiles=False) > SURE_MISFIT
     assert _sure(levels, fitted)
     truth = _rescale(order_corners(shot.corners), 1.0, scale)
@@ -199,10 +212,7 @@ def test_late_game_fit_with_fainter_lines_is_steady_unless_a_grid_moved_by_whole
     # stage's guesses unless its lines stand out too rarely, the layout explains its cells too
     # poorly, or it is a grid moved by whole cells.
     shot = render_photo(LATE_GAME, seed=5, style="erudit-cream", pose="frontal")
-    levels = _pyramid(shot.image)
-    small, _ = levels[-1]
-    fit = _fitted(levels, _lattices(_segments(small, LSD_SIDES[1]), [(0, 1)])[0])
-    assert corner_error(fit[0], shot.corners) < TOLERANCE
+    levels, fit = first_lattice_fit(shot, LSD_SIDES[1])
     assert not _sure(levels, fit) and _steady(levels, fit)
     corners, score, quality, misfit = fit
     assert not _steady(levels, (corners, score, STEADY_QUALITY - 0.01, misfit))
@@ -212,16 +222,9 @@ def test_late_game_fit_with_fainter_lines_is_steady_unless_a_grid_moved_by_whole
 
 
 def test_late_game_board_whose_fit_is_steady_is_found_without_the_last_stage(monkeypatch):
-    import vision.locate as locate
-
     # no segment size's fit is sure here, nor do two sizes agree: the best of them is steady
     shot = render_photo(LATE_GAME, seed=2, style="scrabble-vintage")
-    searched = []
-    rescaled = locate._rescaled_if_off
-    monkeypatch.setattr(locate, "_rescaled_if_off",
-                        lambda *args: searched.append(1) or rescaled(*args))
-    located_well(shot)
-    assert not searched
+    assert not located_noting_last_stage(monkeypatch, shot)[1]
 
 
 def test_late_game_grid_is_refined_on_the_lines_between_bare_squares():
