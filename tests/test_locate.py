@@ -193,10 +193,8 @@ def test_late_game_fit_with_fainter_lines_is_settled_when_two_segment_sizes_agre
     # segment sizes refine onto one grid: that grid is taken unless a grid moved by whole cells
     # could be the board, or the two fits lie apart.
     shot = render_photo(LATE_GAME, seed=5, style="erudit-cream", pose="frontal")
-    levels = _pyramid(shot.image)
-    small, scale = levels[-1]
-    fits = [_fitted(levels, _lattices(_segments(small, side), [(0, 1)])[0]) for side in LSD_SIDES[:2]]
-    assert all(corner_error(fit[0], shot.corners) < TOLERANCE for fit in fits)
+    (levels, first), (_, second) = (first_lattice_fit(shot, side) for side in LSD_SIDES[:2])
+    fits = [first, second]
     assert not _sure(levels, fits[1]) and _settled(levels, fits[1], *fits)
     cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / CELLS
     apart = (fits[0][0] + np.float32([0.2 * cell, 0]),) + fits[0][1:]
