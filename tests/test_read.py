@@ -25,7 +25,14 @@ from vision.classifier import (
     saturates,
     star_glyphs,
 )
-from vision.read import read_board, read_photo, uncertain_cells
+from vision.read import (
+    DECISIVE_VOTE,
+    FIRST_ORIENTATION_TILES,
+    _vote_turns,
+    read_board,
+    read_photo,
+    uncertain_cells,
+)
 from vision.render import render_photo
 from vision.synthetic import shrunk, tilted
 
@@ -71,6 +78,35 @@ def test_model_covers_every_ruleset_alphabet_one_to_one(load):
         assert (matrix.sum(axis=0) >= 1).all(), name  # every label has its glyph
         assert (matrix.sum(axis=1) <= 1).all(), name  # no glyph stands for two labels
         assert matrix[:, 1].sum() == 2  # '*' is a star tile or a blank tile
+
+
+def test_the_second_opinion_runs_on_the_calling_thread():
+    """Its batches are small; a pool of its own would spin on the cores the first network's
+    next batch needs (models/MODEL_CARD.md, session 27). It reads as on two threads."""
+    first, second = load_model(), load_second()
+    assert first.session.get_session_options().intra_op_num_threads == 2
+    assert second.session.get_session_options().intra_op_num_threads == 1
+    two = load_model(str(model_dir() / f"{SECOND_NAME}.onnx"))
+    crops = np.random.default_rng(5).integers(0, 256, (40, CROP, CROP, 3), dtype=np.uint8)
+    assert all(np.array_equal(a, b) for a, b in zip(second.run(crops), two.run(crops),
+                                                    strict=True))
+
+
+@pytest.mark.parametrize(("first", "rest", "turn", "parts"), [
+    ([0, 0, DECISIVE_VOTE, 0], [0, 50, 0, 0], 2, 1),  # the clearest tiles settle it
+    ([0, 0, DECISIVE_VOTE - 1, 0], [0, 50, 0, 0], 1, 2),  # a close vote reads the rest
+    ([0, 3, 0, 0], None, 1, 1)])  # no more tiles to read
+def test_the_upright_is_voted_by_the_clearest_tiles_first(first, rest, turn, parts):
+    tiles = np.arange(FIRST_ORIENTATION_TILES + (0 if rest is None else 5))
+    asked = []
+
+    def votes(part):
+        asked.append(len(part))
+        return np.array(first if len(asked) == 1 else rest, float)
+
+    assert _vote_turns(tiles, votes) == turn
+    assert asked == [FIRST_ORIENTATION_TILES, 5][:parts]
+    assert _vote_turns(np.array([], int), votes) == 0
 
 
 @pytest.mark.parametrize(("machine", "flags", "exact"), [

@@ -169,12 +169,13 @@ def saturates(machine: str, flags: set[str] | None) -> bool:
 
 
 @lru_cache(maxsize=4)
-def load_model(path: str | None = None) -> Model:
-    """The bundled classifier (or the .onnx at `path`), with its label/normalisation json."""
+def load_model(path: str | None = None, threads: int | None = None) -> Model:
+    """The bundled classifier (or the .onnx at `path`), with its label/normalisation json;
+    `threads` overrides the json's intra-op thread count."""
     onnx_path = Path(path) if path else model_dir() / f"{MODEL_NAME}.onnx"
     meta = json.loads(onnx_path.with_suffix(".json").read_text("utf-8"))
     options = ort.SessionOptions()
-    options.intra_op_num_threads = meta.get("threads", 2)
+    options.intra_op_num_threads = threads or meta.get("threads", 2)
     options.inter_op_num_threads = 1
     # threads that wait spinning take a read's next batch sooner: bench_read 2.05× → 1.89× a
     # decode, the board finder's time unchanged (session 24; no pipeline work runs meanwhile)
@@ -191,8 +192,11 @@ def load_model(path: str | None = None) -> Model:
 
 def load_second() -> Model:
     """The bundled second opinion: the same network trained another way (other photos, more
-    boxes in random colours among them) that re-reads the cells the first one doubts."""
-    return load_model(str(model_dir() / f"{SECOND_NAME}.onnx"))
+    boxes in random colours among them) that re-reads the cells the first one doubts.
+    It runs on the calling thread alone: a second pool of spinning threads would take the
+    cores from the first network's next batch (225 crops 11 → 20 ms, models/MODEL_CARD.md,
+    session 27), and its batches are small."""
+    return load_model(str(model_dir() / f"{SECOND_NAME}.onnx"), threads=1)
 
 
 @lru_cache(maxsize=1)

@@ -343,38 +343,55 @@ def find_turns(crops: np.ndarray, log_probs: np.ndarray, alphabet,
     A few tiles usually settle it; more are read only while the vote is close.
     """
     model = load_model()
-    empty = np.exp(log_probs[:, model.glyphs.index(EMPTY)])
-    tiles = np.flatnonzero(empty < TILE)
-    tiles = tiles[np.argsort(empty[tiles])][:ORIENTATION_TILES]
+    tiles = _clearest_tiles(model, log_probs)[:ORIENTATION_TILES]
     letters = model.columns([STAR, *alphabet], stars)
-    votes = np.zeros(4)
-    for part in (tiles[:FIRST_ORIENTATION_TILES], tiles[FIRST_ORIENTATION_TILES:]):
-        if len(part) == 0:
-            break
+
+    def votes(part):
         turned, _ = _read_turned(model, crops[part])
         every = np.concatenate([log_probs[part][None], turned])  # (4 turns, tiles, glyphs)
-        votes += every[..., letters].max(axis=2).sum(axis=1)
-        second, best = np.sort(votes)[-2:]
-        if best - second >= DECISIVE_VOTE:
-            break
-    return int(np.argmax(votes))
+        return every[..., letters].max(axis=2).sum(axis=1)
+
+    return _vote_turns(tiles, votes)
 
 
 def profile_turns(model: Model, crops: np.ndarray, log_probs: np.ndarray,
                   embeddings: np.ndarray, profile) -> int:
-    """find_turns for a calibrated box: every tile read in all four turns, each turn scored by
-    how well the box's references and the general model together explain its tiles. An unseen
-    font can look more upright turned to the general model alone. `model` gives the
-    embeddings the profile's references are made of."""
-    tiles = np.flatnonzero(np.exp(log_probs[:, model.glyphs.index(EMPTY)]) < TILE)
-    if len(tiles) == 0:
-        return 0
-    turned, turned_embeddings = _read_turned(model, crops[tiles])
-    readings = [(log_probs[tiles], embeddings[tiles]),  # as they lie: already read
-                *zip(turned, turned_embeddings, strict=True)]
-    totals = [profile.judge(reading, looks, model.glyphs).max(axis=1).sum()
-              for reading, looks in readings]
-    return int(np.argmax(totals))
+    """find_turns for a calibrated box: tiles read in all four turns, each turn scored by how
+    well the box's references and the general model together explain its tiles (an unseen
+    font can look more upright turned to the general model alone), the clearest tiles first
+    and the rest only while the vote is close. `model` gives the embeddings the profile's
+    references are made of."""
+
+    def votes(part):
+        turned, turned_embeddings = _read_turned(model, crops[part])
+        readings = [(log_probs[part], embeddings[part]),  # as they lie: already read
+                    *zip(turned, turned_embeddings, strict=True)]
+        return np.array([profile.judge(reading, looks, model.glyphs).max(axis=1).sum()
+                         for reading, looks in readings])
+
+    return _vote_turns(_clearest_tiles(model, log_probs), votes)
+
+
+def _clearest_tiles(model: Model, log_probs: np.ndarray) -> np.ndarray:
+    """Indices of the cells read as tiles, the surest first."""
+    empty = np.exp(log_probs[:, model.glyphs.index(EMPTY)])
+    tiles = np.flatnonzero(empty < TILE)
+    return tiles[np.argsort(empty[tiles])]
+
+
+def _vote_turns(tiles: np.ndarray, votes) -> int:
+    """The turn (0-3) whose summed `votes(tiles)` is highest, counting the first
+    FIRST_ORIENTATION_TILES and then the rest only when those leave it within DECISIVE_VOTE
+    of another turn; 0 without tiles."""
+    total = np.zeros(4)
+    for part in (tiles[:FIRST_ORIENTATION_TILES], tiles[FIRST_ORIENTATION_TILES:]):
+        if len(part) == 0:
+            break
+        total += votes(part)
+        second, best = np.sort(total)[-2:]
+        if best - second >= DECISIVE_VOTE:
+            break
+    return int(np.argmax(total))
 
 
 def _read_turned(model, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
