@@ -3,6 +3,7 @@
     python -m bench.bench_read                  # the 12 MP real photos + rendered 12 MP photos
                                                 # (three mid-game, two late-game boards)
     python -m bench.bench_read photo.jpg ...
+    python -m bench.bench_read --turned         # the same photos taken from the other side
 
 For each photo: cv2.imread time (best of 10), read_photo time (best of 10; decode included, model
 loading excluded) and their ratio; then, each in a fresh process, the peak memory of a decode
@@ -58,6 +59,18 @@ def rendered_photos(folder: Path) -> list[Path]:
     return [Path(path) for path in paths]
 
 
+def turned_photos(paths: list[Path], folder: Path) -> list[Path]:
+    """Each photo turned half round and saved again (JPEG quality 95): a photo taken from the
+    other side of the table, whose every cell is read twice (as it lies, then upright)."""
+    copies = []
+    for path in paths:
+        copy = folder / f"turned_{path.name}"
+        image = cv2.rotate(cv2.imread(str(path), cv2.IMREAD_COLOR), cv2.ROTATE_180)
+        cv2.imwrite(str(copy), image, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        copies.append(copy)
+    return copies
+
+
 def best_ms(action, repeats: int = REPEATS) -> float:
     times = []
     for _ in range(repeats):
@@ -99,9 +112,12 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("photos", nargs="*", type=Path)
     parser.add_argument("--threads", type=int, default=1, help="OpenCV threads (decode and warp)")
+    parser.add_argument("--turned", action="store_true", help="read the photos turned half round")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         paths = args.photos or [p for p in REAL_12MP if p.exists()] + rendered_photos(Path(tmp))
+        if args.turned:
+            paths = turned_photos(paths, Path(tmp))
         bench(paths, args.threads)
 
 

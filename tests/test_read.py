@@ -92,11 +92,11 @@ def test_the_second_opinion_runs_on_the_calling_thread():
                                                     strict=True))
 
 
-@pytest.mark.parametrize(("first", "rest", "turn", "parts"), [
-    ([0, 0, DECISIVE_VOTE, 0], [0, 50, 0, 0], 2, 1),  # the clearest tiles settle it
-    ([0, 0, DECISIVE_VOTE - 1, 0], [0, 50, 0, 0], 1, 2),  # a close vote reads the rest
-    ([0, 3, 0, 0], None, 1, 1)])  # no more tiles to read
-def test_the_upright_is_voted_by_the_clearest_tiles_first(first, rest, turn, parts):
+@pytest.mark.parametrize(("first", "rest", "turn", "parts", "settled"), [
+    ([0, 0, DECISIVE_VOTE, 0], [0, 50, 0, 0], 2, 1, True),  # the clearest tiles settle it
+    ([0, 0, DECISIVE_VOTE - 1, 0], [0, 50, 0, 0], 1, 2, True),  # a close vote reads the rest
+    ([0, 3, 0, 0], None, 1, 1, False)])  # no more tiles to read: the best, unsettled
+def test_the_upright_is_voted_by_the_clearest_tiles_first(first, rest, turn, parts, settled):
     tiles = np.arange(FIRST_ORIENTATION_TILES + (0 if rest is None else 5))
     asked = []
 
@@ -104,9 +104,9 @@ def test_the_upright_is_voted_by_the_clearest_tiles_first(first, rest, turn, par
         asked.append(len(part))
         return np.array(first if len(asked) == 1 else rest, float)
 
-    assert _vote_turns(tiles, votes) == turn
+    assert _vote_turns(tiles, votes) == (turn, settled)
     assert asked == [FIRST_ORIENTATION_TILES, 5][:parts]
-    assert _vote_turns(np.array([], int), votes) == 0
+    assert _vote_turns(np.array([], int), votes) == (0, False)
 
 
 @pytest.mark.parametrize(("machine", "flags", "exact"), [
@@ -183,14 +183,37 @@ def test_rendered_scrabble_board_reads_exactly_in_its_own_alphabet():
     assert reading.labels == [".", "*", *"ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
 
 
+class _Counting:
+    """A network that notes how many crops each of its calls reads."""
+
+    def __init__(self, model):
+        self.model, self.read = model, []
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def run(self, crops):
+        self.read.append(len(crops))
+        return self.model.run(crops)
+
+    def run_both(self, crops):
+        self.read.append(len(crops))
+        return self.model.run_both(crops)
+
+
 @pytest.mark.parametrize("seed,turn", [(9_000_201, 90), (9_000_202, 180), (9_000_215, 270)])
-def test_turned_board_reads_upright_with_board_order_corners(seed, turn):
+def test_turned_board_reads_upright_with_board_order_corners(monkeypatch, seed, turn):
+    import vision.read
     board = erudit_words()
     shot = render_photo(board, seed=seed, style="erudit-black", fonts="heldout")
     assert shot.orientation == turn  # the photo shows the board turned
+    network = _Counting(load_model())
+    monkeypatch.setattr(vision.read, "load_model", lambda: network)
     reading = read_board(shot.image, ruleset="erudit")
     assert reading.orientation == shot.orientation
     assert reading.board == board
+    # the inkiest cells settled the upright first: every cell was read once, upright
+    assert network.read.count(GRID * GRID) == 1 and sum(network.read) < 2 * GRID * GRID
     cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / 15
     assert np.abs(reading.corners - shot.corners).max() < 0.35 * cell
 

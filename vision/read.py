@@ -38,6 +38,7 @@ MAYBE_TILE = 0.98  # cells below this empty probability are re-read once the upr
 ORIENTATION_TILES = 24  # the clearest tiles are enough to tell which way is up
 FIRST_ORIENTATION_TILES = 8  # read first; the rest only when these leave the vote close
 DECISIVE_VOTE = 10.0  # nats between the best turn and the next: odds of 20 000 to 1
+EARLY_CELLS = 12  # cells of the most ink read first in every turn: the upright before the rest
 COLUMNS = "ABCDEFGHIJKLMNO"
 CLEAR_EMPTY = 0.9  # empty cells this sure are the board's own examples of its squares
 # a doubtful tile that looks like the clear squares of its kind is called empty at this share,
@@ -318,24 +319,48 @@ def _classify_upright(model: Model, crops: np.ndarray, alphabet, stars: tuple[st
                       turns: int | None = None, profile=None) -> tuple[np.ndarray, np.ndarray, int]:
     """Glyph log-probabilities and embeddings (`model`'s) of every crop read upright, and the
     quarter turns (counter-clockwise) that make the board upright (found from the letters
-    unless given)."""
+    unless given). Without a box's own letters, the cells of the most ink settle the upright
+    first where they can, so that a photo taken from another side of the table has its cells
+    read once, not twice. A box's letters judge all its tiles: on a far, blurred board (novel
+    box 11, seed 9 500 001) its few inkiest tiles looked decisively upright the wrong way."""
+    if turns is None and (profile is None or not profile.letters):
+        inky = np.argsort(-_ink(crops), kind="stable")[:EARLY_CELLS]
+        seen, _ = model.run(crops[inky])
+        turn, settled = find_turns(crops[inky], seen, alphabet, stars)
+        turns = turn if settled else None
+    if turns is not None:
+        return (*model.run(_turned(crops, turns)), turns % 4)
     log_probs, embeddings = model.run(crops)
     empty = np.exp(log_probs[:, model.glyphs.index(EMPTY)])
-    if turns is None and profile is not None and profile.letters:
-        turns = profile_turns(model, crops, log_probs, embeddings, profile)
-    elif turns is None:
-        turns = find_turns(crops, log_probs, alphabet, stars)
-    turns %= 4
+    turns, _ = _upright(model, crops, log_probs, embeddings, alphabet, stars, profile)
     if turns:
         again = np.flatnonzero(empty < MAYBE_TILE)
-        turned = np.rot90(crops[again], turns, axes=(1, 2))
-        log_probs[again], embeddings[again] = model.run(np.ascontiguousarray(turned))
+        log_probs[again], embeddings[again] = model.run(_turned(crops[again], turns))
     return log_probs, embeddings, turns
 
 
+def _ink(crops: np.ndarray) -> np.ndarray:
+    """Spread of lightness in each crop's centre: printed letters, digits, stars."""
+    return crops[:, CENTRE, CENTRE].mean(axis=3).std(axis=(1, 2))
+
+
+def _turned(crops: np.ndarray, turns: int) -> np.ndarray:
+    return np.ascontiguousarray(np.rot90(crops, turns % 4, axes=(1, 2)))
+
+
+def _upright(model: Model, crops: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray,
+             alphabet, stars: tuple[str, ...], profile) -> tuple[int, bool]:
+    """(turns, settled) from the tiles among `crops`, read as they lie: by the box's own
+    letters when a profile has them, else by the general model's."""
+    if profile is not None and profile.letters:
+        return profile_turns(model, crops, log_probs, embeddings, profile)
+    return find_turns(crops, log_probs, alphabet, stars)
+
+
 def find_turns(crops: np.ndarray, log_probs: np.ndarray, alphabet,
-               stars: tuple[str, ...] = (STAR,)) -> int:
-    """How many quarter turns counter-clockwise make the letters upright (0 without tiles).
+               stars: tuple[str, ...] = (STAR,)) -> tuple[int, bool]:
+    """How many quarter turns counter-clockwise make the letters upright (0 without tiles),
+    and whether the vote settled it (by DECISIVE_VOTE).
 
     The clearest tiles, already read as they lie (`log_probs`), are read again in the three
     other turns; the turn whose best letter-or-star readings are most likely overall wins.
@@ -355,7 +380,7 @@ def find_turns(crops: np.ndarray, log_probs: np.ndarray, alphabet,
 
 
 def profile_turns(model: Model, crops: np.ndarray, log_probs: np.ndarray,
-                  embeddings: np.ndarray, profile) -> int:
+                  embeddings: np.ndarray, profile) -> tuple[int, bool]:
     """find_turns for a calibrated box: tiles read in all four turns, each turn scored by how
     well the box's references and the general model together explain its tiles (an unseen
     font can look more upright turned to the general model alone), the clearest tiles first
@@ -379,10 +404,10 @@ def _clearest_tiles(model: Model, log_probs: np.ndarray) -> np.ndarray:
     return tiles[np.argsort(empty[tiles])]
 
 
-def _vote_turns(tiles: np.ndarray, votes) -> int:
+def _vote_turns(tiles: np.ndarray, votes) -> tuple[int, bool]:
     """The turn (0-3) whose summed `votes(tiles)` is highest, counting the first
     FIRST_ORIENTATION_TILES and then the rest only when those leave it within DECISIVE_VOTE
-    of another turn; 0 without tiles."""
+    of another turn, and whether it won by that much; (0, False) without tiles."""
     total = np.zeros(4)
     for part in (tiles[:FIRST_ORIENTATION_TILES], tiles[FIRST_ORIENTATION_TILES:]):
         if len(part) == 0:
@@ -390,8 +415,8 @@ def _vote_turns(tiles: np.ndarray, votes) -> int:
         total += votes(part)
         second, best = np.sort(total)[-2:]
         if best - second >= DECISIVE_VOTE:
-            break
-    return int(np.argmax(total))
+            return int(np.argmax(total)), True
+    return int(np.argmax(total)), False
 
 
 def _read_turned(model, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
