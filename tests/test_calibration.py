@@ -119,12 +119,26 @@ def test_profile_tells_apart_letters_the_general_model_confuses(tmp_path):
 
 
 @pytest.mark.parametrize("quarters", [1, 2, 3])
-def test_a_turned_photo_of_the_box_is_read_upright_by_its_profile(box, quarters):
+def test_a_turned_photo_of_the_box_is_read_upright_by_its_profile(box, quarters, monkeypatch):
     # with a profile the upright is judged by the box's own letters (vision.read.profile_turns)
+    import vision.read
+    from vision.classifier import load_profile_model
+    read = []
+
+    class Counted:  # the profile's networks, noting how many crops each call reads
+        def __getattr__(self, name):
+            return getattr(load_profile_model(), name)
+
+        def run(self, crops):
+            read.append(len(crops))
+            return load_profile_model().run(crops)
+
+    monkeypatch.setattr(vision.read, "load_profile_model", Counted)
     image = np.ascontiguousarray(np.rot90(cv2.imread(str(box["game"])), quarters))
     profile = load_profile("green", box["data"])
     reading = read_board(image, ruleset=profile.apply_to(ERUDIT), profile=profile)
     assert reading.orientation == 90 * (4 - quarters) and wrong_cells(reading.board) <= 1
+    assert read.count(15 * 15) == 1  # the inkiest tiles settled it: every cell read once
 
 
 def test_the_boxs_own_letters_decide_the_upright_of_a_small_blurred_board(tmp_path):

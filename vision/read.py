@@ -319,14 +319,18 @@ def _classify_upright(model: Model, crops: np.ndarray, alphabet, stars: tuple[st
                       turns: int | None = None, profile=None) -> tuple[np.ndarray, np.ndarray, int]:
     """Glyph log-probabilities and embeddings (`model`'s) of every crop read upright, and the
     quarter turns (counter-clockwise) that make the board upright (found from the letters
-    unless given). Without a box's own letters, the cells of the most ink settle the upright
-    first where they can, so that a photo taken from another side of the table has its cells
-    read once, not twice. A box's letters judge all its tiles: on a far, blurred board (novel
-    box 11, seed 9 500 001) its few inkiest tiles looked decisively upright the wrong way."""
-    if turns is None and (profile is None or not profile.letters):
+    unless given). The cells of the most ink settle the upright first where they can, so that
+    a photo taken from another side of the table has its cells read once, not twice. With a
+    box's own letters both votes must settle on one turn: on a far, blurred board (novel box
+    11, seed 9 500 001) its few inkiest tiles looked decisively upright the wrong way to the
+    box's references alone."""
+    if turns is None:
         inky = np.argsort(-_ink(crops), kind="stable")[:EARLY_CELLS]
-        seen, _ = model.run(crops[inky])
+        seen, looks = model.run(crops[inky])
         turn, settled = find_turns(crops[inky], seen, alphabet, stars)
+        if settled and profile is not None and profile.letters:
+            own, settled = profile_turns(model, crops[inky], seen, looks, profile)
+            settled = settled and own == turn
         turns = turn if settled else None
     if turns is not None:
         return (*model.run(_turned(crops, turns)), turns % 4)
