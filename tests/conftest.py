@@ -1,5 +1,6 @@
-"""Shared helpers for the rules tests: boards from a few placements, rulesets written to a
-temporary folder, and the path to the real data in ../shared (skipped when absent)."""
+"""Shared helpers: for the rules tests boards from a few placements and rulesets written to a
+temporary folder; for the reader's tests a network that counts what it reads; the path to the
+real data in ../shared (skipped when absent)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,24 @@ from engine.score import score_move
 REPO = Path(__file__).resolve().parents[1]
 BOARDS = Path(__file__).resolve().parent / "boards"
 ERUDIT = load_ruleset("erudit")
+
+
+class CountingNetwork:
+    """A classifier (vision.classifier.Model) that notes how many crops each call reads."""
+
+    def __init__(self, model):
+        self.model, self.read = model, []
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def run(self, crops):
+        self.read.append(len(crops))
+        return self.model.run(crops)
+
+    def run_both(self, crops):
+        self.read.append(len(crops))
+        return self.model.run_both(crops)
 
 
 def place(board: Board, cell: str, word: str, across: bool = True) -> Board:

@@ -9,6 +9,7 @@ import json
 import cv2
 import numpy as np
 import pytest
+from conftest import CountingNetwork
 
 from calibration.box import KEPT, MIN_SETTLED, Profile
 from calibration.profile import build_profile, load_profile, profile_folder
@@ -123,22 +124,13 @@ def test_a_turned_photo_of_the_box_is_read_upright_by_its_profile(box, quarters,
     # with a profile the upright is judged by the box's own letters (vision.read.profile_turns)
     import vision.read
     from vision.classifier import load_profile_model
-    read = []
-
-    class Counted:  # the profile's networks, noting how many crops each call reads
-        def __getattr__(self, name):
-            return getattr(load_profile_model(), name)
-
-        def run(self, crops):
-            read.append(len(crops))
-            return load_profile_model().run(crops)
-
-    monkeypatch.setattr(vision.read, "load_profile_model", Counted)
+    network = CountingNetwork(load_profile_model())
+    monkeypatch.setattr(vision.read, "load_profile_model", lambda: network)
     image = np.ascontiguousarray(np.rot90(cv2.imread(str(box["game"])), quarters))
     profile = load_profile("green", box["data"])
     reading = read_board(image, ruleset=profile.apply_to(ERUDIT), profile=profile)
     assert reading.orientation == 90 * (4 - quarters) and wrong_cells(reading.board) <= 1
-    assert read.count(15 * 15) == 1  # the inkiest tiles settled it: every cell read once
+    assert network.read.count(15 * 15) == 1  # the inkiest tiles settled it: every cell read once
 
 
 def test_the_boxs_own_letters_decide_the_upright_of_a_small_blurred_board(tmp_path):

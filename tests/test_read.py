@@ -8,6 +8,7 @@ import cv2
 import numpy as np
 import onnxruntime as ort
 import pytest
+from conftest import CountingNetwork
 
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset, ruleset_names
@@ -183,31 +184,13 @@ def test_rendered_scrabble_board_reads_exactly_in_its_own_alphabet():
     assert reading.labels == [".", "*", *"ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
 
 
-class _Counting:
-    """A network that notes how many crops each of its calls reads."""
-
-    def __init__(self, model):
-        self.model, self.read = model, []
-
-    def __getattr__(self, name):
-        return getattr(self.model, name)
-
-    def run(self, crops):
-        self.read.append(len(crops))
-        return self.model.run(crops)
-
-    def run_both(self, crops):
-        self.read.append(len(crops))
-        return self.model.run_both(crops)
-
-
 @pytest.mark.parametrize("seed,turn", [(9_000_201, 90), (9_000_202, 180), (9_000_215, 270)])
 def test_turned_board_reads_upright_with_board_order_corners(monkeypatch, seed, turn):
     import vision.read
     board = erudit_words()
     shot = render_photo(board, seed=seed, style="erudit-black", fonts="heldout")
     assert shot.orientation == turn  # the photo shows the board turned
-    network = _Counting(load_model())
+    network = CountingNetwork(load_model())
     monkeypatch.setattr(vision.read, "load_model", lambda: network)
     reading = read_board(shot.image, ruleset="erudit")
     assert reading.orientation == shot.orientation
