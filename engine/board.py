@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,6 +103,21 @@ class Board:
 
     def rows(self) -> list[str]:
         return ["".join(row) for row in self._cells]
+
+    def changes(self, other: Board) -> Iterator[tuple[int, int, str, str]]:
+        """Every cell that differs in `other` as (row, col, symbol here, symbol there), row by
+        row. Whole rows are compared first: most rows of two boards of one game are alike."""
+        for row, (mine, theirs) in enumerate(zip(self._cells, other._cells, strict=True)):
+            if mine != theirs:
+                for col, (old, new) in enumerate(zip(mine, theirs, strict=True)):
+                    if old != new:
+                        yield row, col, old, new
+
+    def counts(self) -> Counter:
+        """How many of each symbol lie on the board (empty cells not counted)."""
+        counts = Counter("".join("".join(row) for row in self._cells))
+        del counts[EMPTY]
+        return counts
 
     def tiles(self) -> Iterator[tuple[int, int, str]]:
         """Every occupied cell as (row, col, symbol), row by row."""

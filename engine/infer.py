@@ -10,7 +10,6 @@ plain numpy arrays and never imports the vision stage.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -222,7 +221,8 @@ def infer_move(before: Board, probs: np.ndarray, labels: list[str], ruleset: Rul
         if not new:
             candidates.append(Candidate(before.copy(), log_cells))
             continue
-        candidates += _letterings(before, new, log_cells, probs, labels, ruleset)
+        candidates += _letterings(before, new, log_cells, probs, labels, ruleset,
+                                  placed_turns)
     legal = _legal(before, candidates, ruleset, placed_turns)
     if not legal:
         return Inference(before.copy(), False, 0.0)
@@ -264,9 +264,9 @@ def _combine(readings: list[np.ndarray], labels: list[str]) -> np.ndarray:
     return tiles
 
 
-def _letterings(before, new, log_cells, probs, labels, ruleset) -> list[Candidate]:
-    """Letter assignments for a set of new cells: the likeliest few per cell, combined,
-    with the dictionary prior on the words they make."""
+def _letterings(before, new, log_cells, probs, labels, ruleset, placed_turns) -> list[Candidate]:
+    """The legal letter assignments among the likeliest few per new cell, combined, with the
+    dictionary prior on the words they make."""
     empty = labels.index(EMPTY)
     options = []
     for rc in new:
@@ -275,28 +275,49 @@ def _letterings(before, new, log_cells, probs, labels, ruleset) -> list[Candidat
         order = np.argsort(-tile_p)[:LETTERS_PER_CELL]
         norm = max(tile_p.sum(), FLOOR)
         options.append([(labels[i], math.log(max(tile_p[i] / norm, FLOOR))) for i in order])
-    combos = sorted(itertools.product(*options), key=lambda combo: -sum(lp for _, lp in combo))
     out = []
-    for combo in combos[:COMBOS]:
+    for combo in _likeliest(options):
         board = before.copy()
         for (row, col), (symbol, _) in zip(new, combo, strict=True):
             board.set(row, col, symbol)
-        log_p = log_cells + sum(lp for _, lp in combo) + _word_prior(before, board, ruleset)
-        out.append(Candidate(board, log_p))
+        scored = _scored(before, board, ruleset, placed_turns)
+        if scored is None:
+            continue
+        move, score = scored
+        log_p = log_cells + sum(lp for _, lp in combo) + _word_prior(score, ruleset)
+        out.append(Candidate(board, log_p, move, score.total))
     return out
 
 
-def _word_prior(before: Board, after: Board, ruleset: Ruleset) -> float:
-    if ruleset.word_check != "ru":
-        return 0.0
+def _likeliest(options: list[list[tuple[str, float]]]) -> list[tuple]:
+    """The COMBOS likeliest picks of one option per cell, likeliest first (ties in the order
+    of itertools.product). Summed in numpy, cell by cell left to right: the same sums as
+    Python's, without a key call for each of up to 3**7 combinations."""
+    total = np.zeros(())
+    for cell in options:
+        total = total[..., None] + np.array([lp for _, lp in cell])
+    best = np.argsort(-total.reshape(-1), kind="stable")[:COMBOS]
+    picks = np.unravel_index(best, total.shape)
+    return [tuple(options[cell][pick[k]] for cell, pick in enumerate(picks))
+            for k in range(len(best))]
+
+
+def _scored(before: Board, after: Board, ruleset: Ruleset, placed_turns):
+    """(move, score) of the legal move from `before` to `after`, or None."""
     try:
         move = find_move(before, after, ruleset)
     except MoveError:
+        return None
+    return move, score_move(before, move, ruleset, placed_turns)
+
+
+def _word_prior(score, ruleset: Ruleset) -> float:
+    if ruleset.word_check != "ru":
         return 0.0
-    words = [w.word for w in score_move(before, move, ruleset).words]
     # A penalty on non-words, not a bonus on words: a bonus would make any move likelier
     # than a pass, and turn a faint speck next to a tile into a two-letter word.
-    return -sum(WORD_PRIOR for w in words if not _is_word(w.lower(), ruleset.alphabet))
+    return -sum(WORD_PRIOR for w in score.words
+                if not _is_word(w.word.lower(), ruleset.alphabet))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -312,13 +333,14 @@ def _is_word(word: str, alphabet: tuple[str, ...]) -> bool:
 
 
 def _legal(before, candidates, ruleset, placed_turns) -> list[Candidate]:
+    """The candidates that are legal moves, scored (letterings come scored already)."""
     legal = []
     for cand in candidates:
-        try:
-            cand.move = find_move(before, cand.board, ruleset)
-        except MoveError:
-            continue
-        cand.score = score_move(before, cand.move, ruleset, placed_turns).total
+        if cand.move is None:
+            scored = _scored(before, cand.board, ruleset, placed_turns)
+            if scored is None:
+                continue
+            cand.move, cand.score = scored[0], scored[1].total
         legal.append(cand)
     return legal
 

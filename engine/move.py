@@ -66,14 +66,10 @@ def _cells(items) -> str:
 def compare_cells(before: Board, after: Board, ruleset: Ruleset, turn: int | None = None):
     """Sort every differing cell into placed, swapped and declared; anything else is an error."""
     placed, swapped, declared, removed, changed = [], [], [], [], []
-    for row in range(15):
-        for col in range(15):
-            old, new = before[row, col], after[row, col]
-            if old == new:
-                continue
-            kind = _change_kind(old, new)
-            {"placed": placed, "swapped": swapped, "declared": declared, "removed": removed,
-             "changed": changed, "same": []}[kind].append(Placement(row, col, new))
+    for row, col, old, new in before.changes(after):
+        kind = _change_kind(old, new)
+        {"placed": placed, "swapped": swapped, "declared": declared, "removed": removed,
+         "changed": changed, "same": []}[kind].append(Placement(row, col, new))
     where = _label(turn)
     if removed:
         raise MoveError(f"{where}tile removed at {_cells((p.row, p.col) for p in removed)}")
@@ -157,7 +153,9 @@ def _check_shape(before: Board, after: Board, placed, across: bool, where: str) 
 
 
 def _check_counts(board: Board, ruleset: Ruleset, where: str) -> None:
-    counts = Counter("*" if is_star(s) else s for _, _, s in board.tiles())
+    counts = Counter()
+    for symbol, n in board.counts().items():
+        counts["*" if is_star(symbol) else symbol] += n
     for letter, n in sorted(counts.items()):
         have = ruleset.stars if letter == "*" else ruleset.counts.get(letter, 0)
         if n > have:

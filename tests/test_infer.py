@@ -1,10 +1,13 @@
 """The most probable legal move from a noisy reading: what the game knows corrects the photo."""
 
+import itertools
+import random
+
 import numpy as np
 import pytest
 
 from engine.board import Board
-from engine.infer import best_shift, deduce_stars, infer_move, temper, tile_fit
+from engine.infer import COMBOS, _likeliest, best_shift, deduce_stars, infer_move, temper, tile_fit
 from engine.ruleset import load_ruleset
 
 ERUDIT = load_ruleset("erudit")
@@ -175,3 +178,15 @@ def test_star_letter_deduced_when_only_one_letter_makes_words():
     after = board((7, 6, "КОТ", True), (8, 6, "*", False), (9, 6, "ША", True))
     result = deduce_stars(before, after, ERUDIT)
     assert result["G9"] in ("*", result["G9"].lower())
+
+
+@pytest.mark.parametrize("cells", [1, 3, 7])
+def test_likeliest_letterings_in_the_order_a_full_sort_gives(cells):
+    """Ties included (log-probabilities from a few values): the same picks in the same order
+    as sorting every combination by its summed log-probability."""
+    rng = random.Random(cells)
+    options = [[(letter, rng.choice([-0.1, -0.7, -2.3, -0.1 - 0.2]))
+                for letter in rng.sample(ERUDIT.alphabet, 3)] for _ in range(cells)]
+    expected = sorted(itertools.product(*options),
+                      key=lambda combo: -sum(lp for _, lp in combo))[:COMBOS]
+    assert _likeliest(options) == expected

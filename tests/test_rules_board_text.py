@@ -91,3 +91,14 @@ def test_positions_across_and_down():
     assert parse_position("15A") == (14, 0, True)
     with pytest.raises(BoardTextError):
         parse_position("16A")
+
+
+def test_changes_and_counts_of_two_boards():
+    before = Board()
+    before.set(7, 7, "К")
+    after = before.copy()
+    after.set(7, 8, "О")
+    after.set(9, 2, "*")
+    assert list(before.changes(after)) == [(7, 8, ".", "О"), (9, 2, ".", "*")]
+    assert list(after.changes(after.copy())) == []
+    assert after.counts() == {"К": 1, "О": 1, "*": 1}
