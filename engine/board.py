@@ -127,13 +127,14 @@ class Board:
                     yield row, col, self._cells[row][col]
 
     def is_empty(self) -> bool:
-        return not any(True for _ in self.tiles())
+        return all(row.count(EMPTY) == SIZE for row in self._cells)
 
     def in_bounds(self, row: int, col: int) -> bool:
         return 0 <= row < SIZE and 0 <= col < SIZE
 
     def occupied(self, row: int, col: int) -> bool:
-        return self.in_bounds(row, col) and self._cells[row][col] != EMPTY
+        # inlined bounds check: the move checks and scoring ask this a million times a replay
+        return 0 <= row < SIZE and 0 <= col < SIZE and self._cells[row][col] != EMPTY
 
     def __str__(self) -> str:
         return "\n".join(self.rows())
