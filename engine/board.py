@@ -133,8 +133,7 @@ class Board:
         return 0 <= row < SIZE and 0 <= col < SIZE
 
     def occupied(self, row: int, col: int) -> bool:
-        # inlined bounds check: the move checks and scoring ask this a million times a replay
-        return 0 <= row < SIZE and 0 <= col < SIZE and self._cells[row][col] != EMPTY
+        return self.in_bounds(row, col) and self._cells[row][col] != EMPTY
 
     def __str__(self) -> str:
         return "\n".join(self.rows())
