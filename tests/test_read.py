@@ -270,6 +270,20 @@ def test_bad_inputs_are_clear_photo_errors(tmp_path):
         read_photo(blank)
 
 
+def test_a_photo_cut_short_is_refused_and_one_with_data_after_its_end_is_read(tmp_path):
+    import cv2
+
+    shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", pose="frontal")
+    whole = cv2.imencode(".jpg", shot.image)[1].tobytes()
+    cut = tmp_path / "cut.jpg"
+    cut.write_bytes(whole[:len(whole) * 9 // 10])  # decodes without complaint, its end grey
+    with pytest.raises(PhotoError, match="cut.jpg: the photo is incomplete"):
+        read_photo(cut)
+    trailed = tmp_path / "motion.jpg"  # a phone's motion photo: a video after the JPEG's end
+    trailed.write_bytes(whole + b"ftypmp42" + bytes(5000))
+    assert read_photo(trailed).board == erudit_words()
+
+
 def test_board_image_is_the_grid_seen_from_above():
     shot = render_photo(EMPTY, seed=9_000_108, style="erudit-cream", pose="frontal",
                         clutter=False)

@@ -319,6 +319,15 @@ def test_a_file_that_is_not_an_image_is_refused(client, reader, tmp_path):
     assert not list((tmp_path / "data" / "photos").glob("*/*"))
 
 
+def test_a_photo_cut_short_in_sending_is_refused(client, reader, tmp_path):
+    game = new_game(client)
+    whole = jpeg_bytes(640, 480)
+    response = upload(client, game, 1, data=whole[:len(whole) * 9 // 10])
+    assert response.status_code == 422 and "incomplete" in response.get_json()["error"]
+    assert reader.calls == []
+    assert play_photo(client, reader, game, TURN1)["moves"][0]["score"] == 5  # sent whole
+
+
 def _png_claiming(width: int, height: int) -> bytes:
     ok, buf = cv2.imencode(".png", np.zeros((8, 8, 3), np.uint8))
     data = bytearray(buf.tobytes())

@@ -6,6 +6,7 @@
 """
 
 import os
+from collections.abc import Iterator
 
 import cv2
 import numpy as np
@@ -29,6 +30,7 @@ def load_photo(path, reduce: int = 1) -> np.ndarray:
     name = os.fspath(path)
     if not os.path.isfile(name):
         raise PhotoError(f"{name}: cannot open (no such file)")
+    _check_whole(name)
     try:
         image = cv2.imread(name, REDUCED_DECODES[reduce])
     except cv2.error as exc:  # a corrupt header can raise instead of returning None
@@ -38,6 +40,19 @@ def load_photo(path, reduce: int = 1) -> np.ndarray:
             raise PhotoError(f"{name}: cannot open (permission denied)")
         raise PhotoError(f"{name}: not an image")
     return image
+
+
+def _check_whole(name: str) -> None:
+    """PhotoError for a JPEG cut short: read as it is, its missing part would be a grey band
+    on the board, misread without a word."""
+    try:
+        with open(name, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        raise PhotoError(f"{name}: cannot open (permission denied)") from None
+    if jpeg_cut_short(data):
+        raise PhotoError(f"{name}: the photo is incomplete (its image data stops early: the file "
+                         "was cut short in copying or sending)")
 
 
 # A photo this long (px) or longer is read at half size: its board cells stay far above the
@@ -68,6 +83,31 @@ def load_for_reading(path) -> tuple[np.ndarray, float]:
 
 # JPEG start-of-frame markers (they carry the size); C4, C8 and CC are other tables.
 _FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+_SCAN = 0xDA  # start of scan: the compressed image follows its header
+
+
+def jpeg_segments(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """(marker, offset of its payload, payload length) of each header segment of a JPEG, up to
+    and including its first scan; nothing for other data. Stops where the header cannot be
+    followed (the decoder then says what is wrong)."""
+    if data[:2] != b"\xff\xd8":
+        return
+    pos = 2
+    while pos + 4 <= len(data) and data[pos] == 0xFF:
+        marker = data[pos + 1]
+        if marker == 0xFF:  # a fill byte before a marker
+            pos += 1
+            continue
+        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
+            pos += 2
+            continue
+        length = int.from_bytes(data[pos + 2:pos + 4], "big")
+        if length < 2:
+            return
+        yield marker, pos + 4, length - 2
+        if marker == _SCAN:
+            return
+        pos += 2 + length
 
 
 def jpeg_size(path) -> tuple[int, int] | None:
@@ -75,21 +115,27 @@ def jpeg_size(path) -> tuple[int, int] | None:
     or a header that cannot be followed (the decoder then says what is wrong)."""
     try:
         with open(path, "rb") as fh:
-            if fh.read(2) != b"\xff\xd8":
-                return None
-            while True:
-                marker = fh.read(2)
-                if len(marker) < 2 or marker[0] != 0xFF:
-                    return None
-                if marker[1] in (0x01, *range(0xD0, 0xD8)):  # markers without a length
-                    continue
-                length = int.from_bytes(fh.read(2), "big")
-                if marker[1] in _FRAMES:
-                    head = fh.read(5)
-                    return (int.from_bytes(head[1:3], "big"), int.from_bytes(head[3:5], "big")) \
-                        if len(head) == 5 else None
-                if length < 2:
-                    return None
-                fh.seek(length - 2, os.SEEK_CUR)
+            data = fh.read()
     except OSError:
         return None
+    return frame_size(data)
+
+
+def frame_size(data: bytes) -> tuple[int, int] | None:
+    """(height, width) from JPEG data's frame header, None when it has none."""
+    for marker, at, length in jpeg_segments(data):
+        if marker in _FRAMES:
+            head = data[at:at + 5]
+            return (int.from_bytes(head[1:3], "big"), int.from_bytes(head[3:5], "big")) \
+                if length >= 5 and len(head) == 5 else None
+    return None
+
+
+def jpeg_cut_short(data: bytes) -> bool:
+    """True for a JPEG whose compressed image stops before its end marker: a file cut short in
+    copying or sending, which the decoder fills out grey without a word. Anything after the
+    end marker (a phone's motion-photo video, say) is allowed: in the compressed data a 0xFF
+    byte is always followed by 0x00 or a restart marker, so the first FF D9 after the scan's
+    header is the end."""
+    scans = [at + length for marker, at, length in jpeg_segments(data) if marker == _SCAN]
+    return bool(scans) and data.find(b"\xff\xd9", scans[0]) < 0

@@ -16,10 +16,10 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError
+from vision.photo import frame_size, jpeg_cut_short
 
 MAX_PIXELS = 50_000_000      # far above any phone camera (12–48 MP); bombs claim much more
 THUMB_PX = 240               # width of a history thumbnail
-JPEG_SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 
 
 class PhotoTooLarge(PhotoError):
@@ -39,23 +39,10 @@ def image_size(data: bytes) -> tuple[str, int, int]:
 
 
 def _jpeg_size(data: bytes) -> tuple[int, int]:
-    pos = 2
-    while pos + 4 <= len(data):
-        if data[pos] != 0xFF:
-            break
-        marker = data[pos + 1]
-        if marker == 0xFF:          # fill byte before a marker
-            pos += 1
-            continue
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
-            pos += 2
-            continue
-        (length,) = struct.unpack(">H", data[pos + 2:pos + 4])
-        if marker in JPEG_SOF and pos + 9 <= len(data):
-            height, width = struct.unpack(">HH", data[pos + 5:pos + 9])
-            return width, height
-        pos += 2 + length
-    raise PhotoError("not a photo (a damaged JPEG: no image size in its header)")
+    size = frame_size(data)
+    if size is None:
+        raise PhotoError("not a photo (a damaged JPEG: no image size in its header)")
+    return size[1], size[0]
 
 
 def _webp_size(data: bytes) -> tuple[int, int]:
@@ -83,8 +70,11 @@ def check_image(data: bytes) -> str:
     if width * height > MAX_PIXELS:
         raise PhotoTooLarge(f"the photo claims {width}×{height} pixels; "
                             f"the limit is {MAX_PIXELS // 1_000_000} megapixels")
-    # A reduced decode still reads every compressed byte, so a truncated or corrupt
-    # file fails here, at an eighth of the cost of a full decode.
+    # a JPEG cut short decodes without complaint (its missing part grey), so it is caught
+    # by its missing end marker; a reduced decode reads every compressed byte, so a corrupt
+    # file fails here, at an eighth of the cost of a full decode
+    if jpeg_cut_short(data):
+        raise PhotoError("the photo is incomplete (its image data stops early): send it again")
     try:
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_REDUCED_GRAYSCALE_8)
     except cv2.error:
