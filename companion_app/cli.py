@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -273,13 +274,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # a reader gone away shows here, not at exit
+        return code
     except EruditError as exc:
         print(f"erudit: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("erudit: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # whoever read the output stopped (`erudit read … | head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing at exit
+        return 1
     except Exception as exc:  # the edge: a user never sees a traceback
         print(f"erudit: internal error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 3

@@ -175,3 +175,16 @@ def test_bad_input_is_one_line_never_a_traceback(case, tmp_path):
     assert result.returncode != 0 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith("erudit: ") and expected in result.stderr
+
+
+def test_output_piped_to_a_reader_that_stops_is_no_error():
+    """`erudit rulesets | head -0`: the pipe closes before the output is written."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "companion_app.cli", "rulesets"],
+                              stdout=write, stderr=subprocess.PIPE, cwd=REPO, text=True,
+                              timeout=120)
+    finally:
+        os.close(write)
+    assert done.returncode == 1 and done.stderr == ""
