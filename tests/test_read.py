@@ -232,16 +232,33 @@ def test_uncertain_cells_offer_at_most_three_candidates():
         assert probs == sorted(probs, reverse=True)
 
 
-def test_a_cell_two_readings_disagree_on_is_asked_about_with_both():
-    labels = [".", "*", "Ш", "Щ", "Ц"]
+def _sure_empty_board(labels) -> np.ndarray:
     grid = np.zeros((15, 15, len(labels)), np.float32)
     grid[..., 0] = 1.0
-    grid[3, 4] = [0.0, 0.0, 0.995, 0.001, 0.004]  # sure Ш; the general model read Щ
-    other = np.zeros((15, 15), int)
-    other[3, 4] = 3
+    return grid
+
+
+def test_a_cell_two_readings_disagree_on_is_asked_about_with_both():
+    labels = [".", "*", "Ш", "Щ", "Ц"]
+    grid = _sure_empty_board(labels)
+    grid[3, 4] = [0.0, 0.0, 0.995, 0.001, 0.004]  # sure Ш with the box's references
+    general = _sure_empty_board(labels)
+    general[3, 4] = [0.0, 0.0, 0.1, 0.85, 0.05]  # the general model read Щ
     assert uncertain_cells(grid, labels) == []
-    (item,) = uncertain_cells(grid, labels, other)
+    (item,) = uncertain_cells(grid, labels, general)
     assert item == {"cell": "E4", "candidates": [["Ш", 0.995], ["Щ", 0.001]]}
+
+
+def test_a_doubt_the_references_settle_is_still_asked_about():
+    labels = [".", "*", "Ш", "Щ", "Ц"]
+    grid = _sure_empty_board(labels)
+    grid[3, 4] = [0.0, 0.0, 0.995, 0.001, 0.004]  # sure Ш with the box's references
+    general = _sure_empty_board(labels)
+    general[3, 4] = [0.0, 0.0, 0.7, 0.25, 0.05]  # the general model: Ш, but torn with Щ
+    (item,) = uncertain_cells(grid, labels, general)
+    assert item == {"cell": "E4", "candidates": [["Ш", 0.995], ["Щ", 0.001]]}
+    general[3, 4] = [0.0, 0.0, 0.85, 0.1, 0.05]  # a runner-up below TORN: no doubt to settle
+    assert uncertain_cells(grid, labels, general) == []
 
 
 def test_read_photo_times_the_file_and_reads_it(tmp_path):
