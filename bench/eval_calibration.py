@@ -136,14 +136,15 @@ def eval_novel(count: int, folder: Path, box: int) -> list[Tally]:
             print(f"  {tag}: {exc} (skipped)")
             continue
         large = cell_size(shot.corners) >= LARGE_CELL
-        for tally, subset, use in ((before, guided[0], None), (after, guided[1], profile)):
+        playing = tiles_on(board) <= ruleset.tile_count
+        for tally, use, subsets in ((before, None, ((guided[0], large),)),
+                                    (after, profile, ((guided[1], large), (playable, playing)))):
             started = tally.seconds
             reading = read(shot.image, ruleset, use, tally, tag)
             tally.add(label, reading, tag if use else tag + " zero-shot")
-            if large:
-                subset.add(label, reading, tag, tally.seconds - started)
-        if tiles_on(board) <= ruleset.tile_count:
-            playable.add(label, reading, tag, after.seconds - started)
+            for subset, member in subsets:
+                if member:
+                    subset.add(label, reading, tag, tally.seconds - started)
         done += 1
     return [before, after, playable, *guided]
 
