@@ -311,12 +311,12 @@ def test_board_image_is_the_grid_seen_from_above():
 def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
     import cv2
 
-    from vision.photo import HALF_SIZE_FROM, HalfSize, jpeg_size, load_for_reading
+    from vision.photo import HALF_SIZE_FROM, HalfSize, frame_size, load_for_reading
 
     big, small = tmp_path / "big.jpg", tmp_path / "small.jpg"
     cv2.imwrite(str(big), np.zeros((HALF_SIZE_FROM, 2400, 3), np.uint8))
     cv2.imwrite(str(small), np.zeros((HALF_SIZE_FROM - 8, 2400, 3), np.uint8))
-    assert jpeg_size(big) == (HALF_SIZE_FROM, 2400)          # read from the header
+    assert frame_size(big.read_bytes()) == (HALF_SIZE_FROM, 2400)          # read from the header
     image, scale = load_for_reading(big)
     assert image.shape[:2] == (HALF_SIZE_FROM // 2, 1200) and scale == 2.0
     assert isinstance(image, HalfSize)
@@ -325,12 +325,12 @@ def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
     assert not isinstance(image, HalfSize)
     png = tmp_path / "big.png"
     cv2.imwrite(str(png), np.zeros((HALF_SIZE_FROM, 100, 3), np.uint8))
-    assert jpeg_size(png) is None
+    assert frame_size(png.read_bytes()) is None
     image, scale = load_for_reading(png)
     assert image.shape[:2] == (HALF_SIZE_FROM // 2, 50) and isinstance(image, HalfSize)
     cut = tmp_path / "cut.jpg"
     cut.write_bytes(big.read_bytes()[:40])                     # a header that stops short
-    assert jpeg_size(cut) is None
+    assert frame_size(cut.read_bytes()) is None
     with pytest.raises(PhotoError, match="cut.jpg: not an image"):
         load_for_reading(cut)
 

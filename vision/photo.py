@@ -28,9 +28,12 @@ def load_photo(path, reduce: int = 1) -> np.ndarray:
     if reduce not in REDUCED_DECODES:
         raise ValueError(f"reduce must be one of {sorted(REDUCED_DECODES)}, not {reduce!r}")
     name = os.fspath(path)
-    if not os.path.isfile(name):
-        raise PhotoError(f"{name}: cannot open (no such file)")
-    _check_whole(name)
+    _whole_file(name)
+    return _decoded(name, reduce)
+
+
+def _decoded(name: str, reduce: int) -> np.ndarray:
+    """cv2.imread of a file _whole_file has checked, its failures as PhotoErrors."""
     try:
         image = cv2.imread(name, REDUCED_DECODES[reduce])
     except cv2.error as exc:  # a corrupt header can raise instead of returning None
@@ -42,9 +45,11 @@ def load_photo(path, reduce: int = 1) -> np.ndarray:
     return image
 
 
-def _check_whole(name: str) -> None:
-    """PhotoError for a JPEG cut short: read as it is, its missing part would be a grey band
-    on the board, misread without a word."""
+def _whole_file(name: str) -> bytes:
+    """The file's bytes; PhotoError when it is missing, unreadable or a JPEG cut short (read
+    as it is, its missing part would be a grey band on the board, misread without a word)."""
+    if not os.path.isfile(name):
+        raise PhotoError(f"{name}: cannot open (no such file)")
     try:
         with open(name, "rb") as fh:
             data = fh.read()
@@ -53,6 +58,7 @@ def _check_whole(name: str) -> None:
     if jpeg_cut_short(data):
         raise PhotoError(f"{name}: the photo is incomplete (its image data stops early: the file "
                          "was cut short in copying or sending)")
+    return data
 
 
 # A photo this long (px) or longer is read at half size: its board cells stay far above the
@@ -68,13 +74,14 @@ class HalfSize(np.ndarray):
 def load_for_reading(path) -> tuple[np.ndarray, float]:
     """Decode a photo at the size reading needs — half size (a HalfSize) for 12 MP and larger
     photos — and the factor from its pixels back to the photo's own. The size is taken from
-    the JPEG header, so a photo is decoded once."""
-    size = jpeg_size(path)
+    the JPEG header of the bytes read for the cut-short check, so a photo is decoded once."""
+    name = os.fspath(path)
+    size = frame_size(_whole_file(name))
     if size is not None:
         if max(size) >= HALF_SIZE_FROM:
-            return load_photo(path, reduce=2).view(HalfSize), 2.0
-        return load_photo(path), 1.0
-    image = load_photo(path)
+            return _decoded(name, 2).view(HalfSize), 2.0
+        return _decoded(name, 1), 1.0
+    image = _decoded(name, 1)
     if max(image.shape[:2]) >= HALF_SIZE_FROM:
         half = cv2.resize(image, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
         return half.view(HalfSize), 2.0
@@ -108,17 +115,6 @@ def jpeg_segments(data: bytes) -> Iterator[tuple[int, int, int]]:
         if marker == _SCAN:
             return
         pos += 2 + length
-
-
-def jpeg_size(path) -> tuple[int, int] | None:
-    """(height, width) as stored in a JPEG's header, without decoding; None for other files
-    or a header that cannot be followed (the decoder then says what is wrong)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    return frame_size(data)
 
 
 def frame_size(data: bytes) -> tuple[int, int] | None:
