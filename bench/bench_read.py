@@ -5,8 +5,8 @@
     python -m bench.bench_read photo.jpg ...
     python -m bench.bench_read --turned         # the same photos taken from the other side
 
-For each photo: cv2.imread time (best of 10), read_photo time (best of 10; decode included, model
-loading excluded) and their ratio; then, each in a fresh process, the peak memory of a decode
+For each photo: cv2.imread time and read_photo time (decode included, model loading excluded),
+each the best of 10 taken in turn, and their ratio; then, each in a fresh process, the peak memory of a decode
 alone and of a full read (model loaded).
 """
 
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from PIL import Image, JpegImagePlugin
 
 from bench.bench_locate import late_board, write_render
 from vision.read import read_photo
@@ -60,24 +61,33 @@ def rendered_photos(folder: Path) -> list[Path]:
 
 
 def turned_photos(paths: list[Path], folder: Path) -> list[Path]:
-    """Each photo turned half round and saved again (JPEG quality 95): a photo taken from the
-    other side of the table, whose every cell is read twice (as it lies, then upright)."""
+    """Each photo turned half round, as its camera would have saved it from the other side of
+    the table: the pixels turned, the file's own quantization tables, chroma subsampling and
+    EXIF kept (a re-encode at a fixed quality decoded up to a quarter faster than the camera's
+    file, and dropping an EXIF turn spared the decode its turning; either skewed the ratio)."""
     copies = []
     for path in paths:
         copy = folder / f"turned_{path.name}"
-        image = cv2.rotate(cv2.imread(str(path), cv2.IMREAD_COLOR), cv2.ROTATE_180)
-        cv2.imwrite(str(copy), image, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        with Image.open(path) as photo:
+            turned = photo.transpose(Image.Transpose.ROTATE_180)
+            turned.save(copy, "JPEG", qtables=photo.quantization,
+                        subsampling=JpegImagePlugin.get_sampling(photo),
+                        exif=photo.info.get("exif", b""))
         copies.append(copy)
     return copies
 
 
-def best_ms(action, repeats: int = REPEATS) -> float:
-    times = []
+def best_ms(path: Path, repeats: int = REPEATS) -> tuple[float, float]:
+    """Best-of-`repeats` times of a decode and of a read of one photo, taken in turn: a busy
+    or throttled machine then slows both alike (timed one after the other, a decode's best
+    of ten moved 104-142 ms between runs on session 31's machine)."""
+    decodes, reads = [], []
     for _ in range(repeats):
         start = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - start) * 1000)
-    return min(times)
+        cv2.imread(str(path), cv2.IMREAD_COLOR)
+        decodes.append((time.perf_counter() - start) * 1000)
+        reads.append(read_photo(path).ms)
+    return min(decodes), min(reads)
 
 
 def peak_mb(path: Path, mode: str, threads: int) -> float:
@@ -93,8 +103,7 @@ def bench(paths: list[Path], threads: int) -> None:
     rows = []
     for path in paths:
         image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-        decode = best_ms(lambda p=path: cv2.imread(str(p), cv2.IMREAD_COLOR))
-        read = min(read_photo(path).ms for _ in range(REPEATS))
+        decode, read = best_ms(path)
         rows.append((path.name, image.shape[1] * image.shape[0] / 1e6, decode, read,
                      peak_mb(path, "decode", threads), peak_mb(path, "read", threads)))
     print(f"{'photo':28} {'MP':>5} {'decode ms':>9} {'read ms':>8} {'ratio':>6} "

@@ -1,0 +1,28 @@
+"""The benchmarks measure what they claim to."""
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from bench.bench_read import turned_photos
+
+
+def test_a_photo_from_the_other_side_is_saved_as_its_camera_saved_it(tmp_path):
+    rng = np.random.default_rng(0)
+    pixels = cv2.GaussianBlur(rng.integers(0, 256, (96, 128, 3), np.uint8), (0, 0), 2)
+    pixels[:, :32] = (0, 0, 255)  # a red band on the left of the stored pixels
+    photo = tmp_path / "camera.jpg"
+    exif = Image.Exif()
+    exif[0x0112] = 6  # stored sideways, as phones do
+    Image.fromarray(pixels[:, :, ::-1]).save(photo, "JPEG", quality=97, subsampling=0,
+                                             exif=exif.tobytes())
+    (copy,) = turned_photos([photo], tmp_path)
+    with Image.open(photo) as before, Image.open(copy) as after:
+        assert after.quantization == before.quantization
+        assert after.getexif()[0x0112] == 6
+        assert after.layer == before.layer  # the same chroma subsampling
+    shown_before = cv2.imread(str(photo), cv2.IMREAD_COLOR)
+    shown_after = cv2.imread(str(copy), cv2.IMREAD_COLOR)
+    assert shown_before.shape == shown_after.shape == (128, 96, 3)  # turned by its EXIF
+    difference = np.abs(np.rot90(shown_before, 2).astype(int) - shown_after.astype(int))
+    assert difference.mean() < 3
