@@ -108,7 +108,7 @@ def _read(image, ruleset: str, tally: Tally, tag: str, where: Location | None = 
 def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
                 longest: int | None = None, degrees: float = 0.0) -> Tally | None:
     """The labelled real photos under `root`, opened as `erudit read` opens them (12 MP and
-    larger at half size), each turned by `turns`; with `longest`, first
+    larger reduced), each turned by `turns`; with `longest`, first
     shrunk to that many px on their longer side and saved again as a JPEG of quality 80, as a
     webcam or a messenger would deliver them; with `degrees`, first tilted by that angle (a
     phone held askew, a board turned on the table)."""
@@ -138,7 +138,7 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
 
 
 def turned(image: np.ndarray, turn: int) -> np.ndarray:
-    """The photo turned `turn` degrees clockwise (a HalfSize decode stays one)."""
+    """The photo turned `turn` degrees clockwise (a Reduced decode stays one)."""
     if not turn:
         return image
     return np.ascontiguousarray(np.rot90(image, -turn // 90)).view(type(image))

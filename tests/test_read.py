@@ -311,7 +311,7 @@ def test_board_image_is_the_grid_seen_from_above():
 def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
     import cv2
 
-    from vision.photo import HALF_SIZE_FROM, HalfSize, frame_size, load_for_reading
+    from vision.photo import HALF_SIZE_FROM, Reduced, frame_size, load_for_reading, reduction
 
     big, small = tmp_path / "big.jpg", tmp_path / "small.jpg"
     cv2.imwrite(str(big), np.zeros((HALF_SIZE_FROM, 2400, 3), np.uint8))
@@ -319,15 +319,21 @@ def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
     assert frame_size(big.read_bytes()) == (HALF_SIZE_FROM, 2400)          # read from the header
     image, scale = load_for_reading(big)
     assert image.shape[:2] == (HALF_SIZE_FROM // 2, 1200) and scale == 2.0
-    assert isinstance(image, HalfSize)
+    assert isinstance(image, Reduced)
     image, scale = load_for_reading(small)
     assert image.shape[:2] == (HALF_SIZE_FROM - 8, 2400) and scale == 1.0
-    assert not isinstance(image, HalfSize)
+    assert not isinstance(image, Reduced)
     png = tmp_path / "big.png"
     cv2.imwrite(str(png), np.zeros((HALF_SIZE_FROM, 100, 3), np.uint8))
     assert frame_size(png.read_bytes()) is None
     image, scale = load_for_reading(png)
-    assert image.shape[:2] == (HALF_SIZE_FROM // 2, 50) and isinstance(image, HalfSize)
+    assert image.shape[:2] == (HALF_SIZE_FROM // 2, 50) and isinstance(image, Reduced)
+    larger = tmp_path / "48mp.jpg"                          # each halving leaves 1600+ px
+    cv2.imwrite(str(larger), np.zeros((2 * HALF_SIZE_FROM, 100, 3), np.uint8))
+    image, scale = load_for_reading(larger)
+    assert image.shape[:2] == (HALF_SIZE_FROM // 2, 25) and scale == 4.0
+    assert isinstance(image, Reduced)
+    assert [reduction(side) for side in (3199, 3200, 6399, 6400, 12800, 40000)] == [1, 2, 2, 4, 8, 8]
     cut = tmp_path / "cut.jpg"
     cut.write_bytes(big.read_bytes()[:40])                     # a header that stops short
     assert frame_size(cut.read_bytes()) is None

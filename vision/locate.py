@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError
-from vision.photo import HalfSize
+from vision.photo import Reduced
 from vision.render_styles import ERUDIT_LAYOUT, SCRABBLE_LAYOUT
 
 CELLS = 15
@@ -372,7 +372,7 @@ def _pyramid(image):
     WORK_SIDE px on its long side (unless the photo is smaller). A large photo is halved exactly
     while at least twice that (fast: OpenCV's 2×2 area resize costs a tenth of a general one),
     then resized linearly: its pixels already average 2×2 photo pixels, so the last step, by
-    at most half, aliases little. So is a photo decoded at half size (HalfSize); any other is
+    at most half, aliases little. So is a photo decoded reduced (a Reduced); any other is
     area-averaged (several times slower)."""
     levels = [(image, 1.0)]
     while max(levels[-1][0].shape[:2]) >= 2 * WORK_SIDE:
@@ -381,7 +381,7 @@ def _pyramid(image):
     if max(last.shape[:2]) > WORK_SIDE:
         size = (round(last.shape[1] * WORK_SIDE / max(last.shape[:2])),
                 round(last.shape[0] * WORK_SIDE / max(last.shape[:2])))
-        averaged = factor > 1 or isinstance(image, HalfSize)
+        averaged = factor > 1 or isinstance(image, Reduced)
         small = cv2.resize(last, size, interpolation=cv2.INTER_LINEAR if averaged
                            else cv2.INTER_AREA)
         levels.append((small, factor * last.shape[1] / size[0]))

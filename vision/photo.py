@@ -61,31 +61,43 @@ def _whole_file(name: str) -> bytes:
     return data
 
 
-# A photo this long (px) or longer is read at half size: its board cells stay far above the
-# 32 px the reader works at, and decoding and finding cost half.
+# A photo this long (px) or longer is read reduced, halved again while its longer side stays
+# at least half this: a 12 MP photo at half size, 48 MP at a quarter, 200 MP at an eighth. Its
+# board's cells stay far above the 32 px the reader works at; decoding and finding cost a part.
 HALF_SIZE_FROM = 3200
+MOST_REDUCED = 8  # the smallest reduced decode a JPEG offers
 
 
-class HalfSize(np.ndarray):
-    """A photo decoded (or shrunk) to half its size: each pixel about the mean of 2×2 of the
-    photo's, so the board finder may shrink it further linearly, as after its own halvings."""
+class Reduced(np.ndarray):
+    """A photo decoded (or shrunk) to a half, a quarter or an eighth of its size: each pixel
+    about the mean of 2×2 or more of the photo's, so the board finder may shrink it further
+    linearly, as after its own halvings."""
+
+
+def reduction(longest: int) -> int:
+    """How many times smaller (1, 2, 4 or 8) a photo whose longer side is `longest` px is read."""
+    factor = 1
+    while factor < MOST_REDUCED and longest >= HALF_SIZE_FROM * factor:
+        factor *= 2
+    return factor
 
 
 def load_for_reading(path) -> tuple[np.ndarray, float]:
-    """Decode a photo at the size reading needs — half size (a HalfSize) for 12 MP and larger
-    photos — and the factor from its pixels back to the photo's own. The size is taken from
-    the JPEG header of the bytes read for the cut-short check, so a photo is decoded once."""
+    """Decode a photo at the size reading needs — reduced (a Reduced) from 12 MP up — and the
+    factor from its pixels back to the photo's own. The size is taken from the JPEG header of
+    the bytes read for the cut-short check, so a photo is decoded once."""
     name = os.fspath(path)
     size = frame_size(_whole_file(name))
     if size is not None:
-        if max(size) >= HALF_SIZE_FROM:
-            return _decoded(name, 2).view(HalfSize), 2.0
-        return _decoded(name, 1), 1.0
+        factor = reduction(max(size))
+        image = _decoded(name, factor)
+        return (image.view(Reduced) if factor > 1 else image), float(factor)
     image = _decoded(name, 1)
-    if max(image.shape[:2]) >= HALF_SIZE_FROM:
-        half = cv2.resize(image, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
-        return half.view(HalfSize), 2.0
-    return image, 1.0
+    factor = reduction(max(image.shape[:2]))
+    if factor == 1:
+        return image, 1.0
+    shrunk = cv2.resize(image, None, fx=1 / factor, fy=1 / factor, interpolation=cv2.INTER_AREA)
+    return shrunk.view(Reduced), float(factor)
 
 
 # JPEG start-of-frame markers (they carry the size); C4, C8 and CC are other tables.
