@@ -146,4 +146,8 @@ def jpeg_cut_short(data: bytes) -> bool:
     byte is always followed by 0x00 or a restart marker, so the first FF D9 after the scan's
     header is the end."""
     scans = [at + length for marker, at, length in jpeg_segments(data) if marker == _SCAN]
-    return bool(scans) and data.find(b"\xff\xd9", scans[0]) < 0
+    if not scans:
+        return False
+    if data.endswith(b"\xff\xd9") and len(data) - 2 >= scans[0]:
+        return False  # the usual file ends at its end marker: no need to search 2-10 MB for it
+    return data.find(b"\xff\xd9", scans[0]) < 0
