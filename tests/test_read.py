@@ -272,6 +272,20 @@ def test_read_photo_times_the_file_and_reads_it(tmp_path):
     assert reading.ms is not None and reading.ms > 0
 
 
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG file of that size whose image data is a few empty bytes."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(bytes(100))) + chunk(b"IEND", b""))
+
+
 def test_bad_inputs_are_clear_photo_errors(tmp_path):
     import cv2
 
@@ -281,6 +295,13 @@ def test_bad_inputs_are_clear_photo_errors(tmp_path):
     text.write_text("not a photo", encoding="utf-8")
     with pytest.raises(PhotoError, match="not an image"):
         read_photo(text)
+    (tmp_path / "game").mkdir()
+    with pytest.raises(PhotoError, match=r"game: cannot open \(a folder, not a photo\)"):
+        read_photo(tmp_path / "game")
+    huge = tmp_path / "huge.png"  # a header claiming 60 000 × 60 000 px
+    huge.write_bytes(_png_header(60_000, 60_000))
+    with pytest.raises(PhotoError, match=r"huge.png: too large to open \(over 1,073,741,824"):
+        read_photo(huge)
     blank = tmp_path / "wall.png"
     cv2.imwrite(str(blank), np.full((600, 800, 3), 128, np.uint8))
     with pytest.raises(PhotoError, match="board"):

@@ -13,6 +13,7 @@ import numpy as np
 
 from engine.errors import PhotoError
 
+MAX_PIXELS = 1 << 30  # OpenCV's default CV_IO_MAX_IMAGE_PIXELS: larger images are refused
 REDUCED_DECODES = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2,
                    4: cv2.IMREAD_REDUCED_COLOR_4, 8: cv2.IMREAD_REDUCED_COLOR_8}
 
@@ -37,7 +38,9 @@ def _decoded(name: str, reduce: int) -> np.ndarray:
     try:
         image = cv2.imread(name, REDUCED_DECODES[reduce])
     except cv2.error as exc:  # a corrupt header can raise instead of returning None
-        raise PhotoError(f"{name}: not an image ({exc.msg.strip()})") from None
+        if "CV_IO_MAX_IMAGE_PIXELS" in exc.err:  # the header's size, refused before decoding
+            raise PhotoError(f"{name}: too large to open (over {MAX_PIXELS:,} pixels)") from None
+        raise PhotoError(f"{name}: not an image ({exc.err.strip()})") from None
     if image is None:
         if not os.access(name, os.R_OK):
             raise PhotoError(f"{name}: cannot open (permission denied)")
@@ -48,6 +51,8 @@ def _decoded(name: str, reduce: int) -> np.ndarray:
 def _whole_file(name: str) -> bytes:
     """The file's bytes; PhotoError when it is missing, unreadable or a JPEG cut short (read
     as it is, its missing part would be a grey band on the board, misread without a word)."""
+    if os.path.isdir(name):
+        raise PhotoError(f"{name}: cannot open (a folder, not a photo)")
     if not os.path.isfile(name):
         raise PhotoError(f"{name}: cannot open (no such file)")
     try:
