@@ -219,6 +219,20 @@ def test_late_game_fit_with_fainter_lines_is_steady_unless_a_grid_moved_by_whole
         assert not _steady(levels, (_shifted(corners, shift), score, quality, misfit)), shift
 
 
+def test_a_steady_fit_bent_past_the_photos_edge_is_left_to_the_last_stage():
+    # A late-game fit with a corner half a cell past the photo's edge was taken as steady, and
+    # the board then refused as cut off (held-out render 9 000 049 at 12 MP); the last stage's
+    # guesses find it whole. Only the edge counts: inside the photo the same fit is steady.
+    shot = render_photo(LATE_GAME, seed=5, style="erudit-cream", pose="frontal")
+    levels, (corners, score, quality, misfit) = first_lattice_fit(shot, LSD_SIDES[1])
+    bent = order_corners(corners).copy()
+    bent[3, 1] += 0.5 * cell_size(corners)  # the bottom-left corner
+    cut = _pyramid(shot.image[:int(corners[:, 1].max()) + 10])  # the photo ends below the grid
+    assert _steady(cut, (corners, score, quality, misfit))
+    assert _steady(levels, (bent, score, quality, misfit))
+    assert not _steady(cut, (bent, score, quality, misfit))
+
+
 def test_late_game_board_whose_fit_is_steady_is_found_without_the_last_stage(monkeypatch):
     # no segment size's fit is sure here, nor do two sizes agree: the best of them is steady
     shot = render_photo(LATE_GAME, seed=2, style="scrabble-vintage")

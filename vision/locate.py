@@ -271,6 +271,8 @@ def _steady(levels, fitted) -> bool:
     pass the test, and the closer look mends it."""
     if fitted is None or fitted[2] < STEADY_QUALITY or fitted[3] > SURE_MISFIT:
         return False
+    if _cut_off(levels, fitted[0]):  # bent past the photo's edge: the last stage mends it
+        return False
     small, scale = levels[-1]
     return _alone(levels, _rescale(fitted[0], 1.0, scale), fitted[2])
 
@@ -1387,14 +1389,20 @@ def _shifted(corners, shift):
 # --- final checks -------------------------------------------------------------------------------
 
 
-def _checked_location(levels, corners, quality) -> Location:
+def _cut_off(levels, corners) -> bool:
+    """Whether a grid (corners in photo pixels) reaches past the photo's edge by more than
+    CUT_OFF_TOLERANCE cells."""
     height, width = levels[0][0].shape[:2]
-    corners = order_corners(corners)
-    cell = cell_size(corners)
-    slack = CUT_OFF_TOLERANCE * cell
+    slack = CUT_OFF_TOLERANCE * cell_size(corners)
     outside = (corners[:, 0] < -slack) | (corners[:, 0] > width - 1 + slack) | \
         (corners[:, 1] < -slack) | (corners[:, 1] > height - 1 + slack)
-    if outside.any():
+    return bool(outside.any())
+
+
+def _checked_location(levels, corners, quality) -> Location:
+    corners = order_corners(corners)
+    cell = cell_size(corners)
+    if _cut_off(levels, corners):
         raise PhotoError("board cut off at the photo's edge")
     smallest = _smallest_cell(corners)
     if smallest < MIN_CELL_PX * (1 - SIDE_ERROR):
