@@ -2,6 +2,7 @@
 
     python -m bench.eval_calibration                     # every set below
     python -m bench.eval_calibration --sets check,novel  # what constants may be chosen on
+    python -m bench.eval_calibration --sets novel --jobs 2  # two boxes at a time
 
 Sets:
 - check: a profile from the real box's c1 (empty) + f1 (alphabet) reads the other calibration
@@ -18,15 +19,27 @@ Real photos live in ../shared/external and are skipped when absent.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import io
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from bench.eval_read import ERUDIT, LARGE_CELL, TURNS, Tally, read_label, tiles_on, turned
+from bench.eval_read import (
+    ERUDIT,
+    LARGE_CELL,
+    TURNS,
+    Tally,
+    pool_of,
+    read_label,
+    tiles_on,
+    turned,
+)
 from calibration.profile import build_profile
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset
@@ -149,11 +162,25 @@ def eval_novel(count: int, folder: Path, box: int) -> list[Tally]:
     return [before, after, playable, *guided]
 
 
+def _novel_box(case: tuple, quiet: bool = True) -> tuple[str, list[Tally]]:
+    """eval_novel of one box in a folder of its own (its calibration photos are named by
+    seed), and what it printed (kept, when `quiet`, for the caller to print in box order)."""
+    count, folder, box = case
+    own = folder / f"box{box}"
+    own.mkdir()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out) if quiet else contextlib.nullcontext():
+        found = eval_novel(count, own, box)
+    return out.getvalue(), found
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="check,test,novel")
     parser.add_argument("--novel", type=int, default=24, help="rendered test boards to read")
     parser.add_argument("--no-turns", action="store_true", help="real photos only as taken")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="novel boxes read side by side (the same readings)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     sets = args.sets.split(",")
@@ -170,8 +197,12 @@ def main(argv=None) -> None:
                 if kind in sets:
                     tallies += eval_real(kind, profile, ruleset, turns)
         if "novel" in sets:
-            for box in NOVEL_BOXES:
-                tallies += eval_novel(args.novel, folder, box)
+            cases = [(args.novel, folder, box) for box in NOVEL_BOXES]
+            with pool_of(args.jobs) as pool:
+                for printed, found in (pool.imap(_novel_box, cases) if pool else
+                                       map(partial(_novel_box, quiet=False), cases)):
+                    print(printed, end="", flush=True)
+                    tallies += found
     print()
     for tally in tallies:
         print(tally.line())

@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import argparse
 import csv
+import multiprocessing
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+import calibration.build
+import vision.classifier
 import vision.read
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset
@@ -92,17 +96,24 @@ def read_label(path: Path) -> list[str]:
 
 
 def _read(image, ruleset: str, tally: Tally, tag: str, where: Location | None = None):
+    reading, seconds, error = _timed_read(image, ruleset, where)
+    if error:
+        print(f"  {tag}: {error}", flush=True)
+    tally.seconds += seconds
+    return reading
+
+
+def _timed_read(image, ruleset: str, where: Location | None = None):
+    """(reading or None, seconds, the refusal's reason or None)."""
     start = time.perf_counter()
     try:
         if where is None:
-            reading = read_board(image, ruleset=ruleset)
+            reading, error = read_board(image, ruleset=ruleset), None
         else:
-            reading = read_grid(image, where, ruleset=ruleset)
+            reading, error = read_grid(image, where, ruleset=ruleset), None
     except PhotoError as exc:
-        print(f"  {tag}: {exc}", flush=True)
-        reading = None
-    tally.seconds += time.perf_counter() - start
-    return reading
+        reading, error = None, str(exc)
+    return reading, time.perf_counter() - start, error
 
 
 def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
@@ -144,39 +155,91 @@ def turned(image: np.ndarray, turn: int) -> np.ndarray:
     return np.ascontiguousarray(np.rot90(image, -turn // 90)).view(type(image))
 
 
-def eval_synthetic(count: int, truth: bool = False, fonts: str = "heldout",
-                   size: tuple[int, int] | None = None) -> list[Tally]:
+def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | None = None,
+                   jobs: int = 1) -> list[Tally]:
     """Held-out fonts and seeds (or, with fonts "train", the tuning renders); boards of every
-    style in their own alphabets. With `truth` the grid corners are the renderer's own, so only
-    the cell reading is measured. The second tally counts the renders whose cells are at least
+    style in their own alphabets. Each render is read twice: with the renderer's own grid
+    corners (so only the cell reading is measured), then with the corners the board finder
+    finds. Per corner source, the second tally counts the renders whose cells are at least
     LARGE_CELL px: the renders are 1.3-2 MP, where a far board's cells shrink to 20 px, unless
     `size` (width, height) asks for photos of that size (the seeds then show other photos).
     The third counts the boards a game can reach: random_board fills up to 60 % of the cells,
-    more tiles than a box of the render's ruleset holds (Scrabble 100, Эрудит 131)."""
+    more tiles than a box of the render's ruleset holds (Scrabble 100, Эрудит 131).
+    `jobs` renders and reads that many photos at once (the same readings; each photo's time
+    is then taken while the others run)."""
     name = "synthetic held-out" if fonts == "heldout" else "synthetic tuning (training fonts)"
     name += f", {size[0]}x{size[1]}" if size else ""
-    name += ", true corners" if truth else ""
-    tally, large = Tally(name), Tally(f"{name}, cells of {LARGE_CELL}+ px", echo=False)
-    playable = Tally(f"{name}, no more tiles than the box holds", echo=False)
+    modes = [_tallies(f"{name}, true corners"), _tallies(name)]
+    cases = [(i, fonts, size) for i in range(count)]
+    found = []
+    with pool_of(jobs) as pool:
+        for case in (pool.imap(_synthetic_case, cases) if pool else map(_synthetic_case, cases)):
+            _count(modes[0], case, case["truth"])  # printed as they come ...
+            found.append(case)
+    for case in found:  # ... the found corners' misses after them, as two runs would print
+        _count(modes[1], case, case["found"])
+    return modes[0] + modes[1]
+
+
+def _tallies(name: str) -> list[Tally]:
+    return [Tally(name), Tally(f"{name}, cells of {LARGE_CELL}+ px", echo=False),
+            Tally(f"{name}, no more tiles than the box holds", echo=False)]
+
+
+def _count(tallies: list[Tally], case: dict, read: tuple) -> None:
+    reading, seconds, error = read
+    tally, large, playable = tallies
+    if error:
+        print(f"  {case['tag']}: {error}", flush=True)
+    tally.seconds += seconds
+    tally.add(case["label"], reading, case["tag"])
+    for subset, member in ((large, case["large"]), (playable, case["playable"])):
+        if member:
+            subset.add(case["label"], reading, case["tag"], seconds)
+
+
+def _synthetic_case(case: tuple) -> dict:
+    """Render one seed's photo and read it with the true corners and with those found."""
+    i, fonts, size = case
     seeds = EVAL_SEEDS if fonts == "heldout" else TUNING_SEEDS
-    for i in range(count):
-        seed = seeds.start + i
-        rng = np.random.default_rng(seed)
-        style = STYLES[i % len(STYLES)]
-        alphabet, ruleset = _synthetic_rules(style, rng)
-        board = random_board(rng, alphabet)
-        shot = render_photo(board, seed=seed, style=style, fonts=fonts, size=size)
-        label = board_label(board)
-        tag = f"seed {seed} {style} {ruleset}"
-        where = Location(shot.corners, 0.0, 1.0) if truth else None
-        before = tally.seconds
-        reading = _read(shot.image, ruleset, tally, tag, where)
-        tally.add(label, reading, tag)
-        for subset, member in ((large, cell_size(shot.corners) >= LARGE_CELL),
-                               (playable, tiles_on(board) <= load_ruleset(ruleset).tile_count)):
-            if member:
-                subset.add(label, reading, tag, tally.seconds - before)
-    return [tally, large, playable]
+    seed = seeds.start + i
+    rng = np.random.default_rng(seed)
+    style = STYLES[i % len(STYLES)]
+    alphabet, ruleset = _synthetic_rules(style, rng)
+    board = random_board(rng, alphabet)
+    shot = render_photo(board, seed=seed, style=style, fonts=fonts, size=size)
+    return {"tag": f"seed {seed} {style} {ruleset}", "label": board_label(board),
+            "large": cell_size(shot.corners) >= LARGE_CELL,
+            "playable": tiles_on(board) <= load_ruleset(ruleset).tile_count,
+            "truth": _timed_read(shot.image, ruleset, Location(shot.corners, 0.0, 1.0)),
+            "found": _timed_read(shot.image, ruleset)}
+
+
+@contextmanager
+def pool_of(jobs: int):
+    """A pool of `jobs` fresh processes (None for one job), each reading on one thread with
+    the classifiers this process was told to use. Fresh, not forked: an onnxruntime session
+    does not survive a fork."""
+    if jobs <= 1:
+        yield None
+        return
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(jobs, initializer=_worker, initargs=(MODELS,)) as pool:
+        yield pool
+
+
+def _worker(models: dict) -> None:
+    """One thread a process: `jobs` processes share the cores."""
+    cv2.setNumThreads(1)
+    bundled = vision.classifier.load_model
+
+    def one_thread(path=None, threads=None):
+        return bundled(path, threads or 1)
+
+    for module in (vision.classifier, vision.read, calibration.build):
+        module.load_model = one_thread
+    for second, path in models.items():
+        use_model(path, second, threads=1, quiet=True)
 
 
 def tiles_on(board: list[str]) -> int:
@@ -197,15 +260,22 @@ def _size(text: str) -> tuple[int, int]:
     return width, height
 
 
-def use_model(path: Path, second: bool = False) -> None:
+MODELS: dict[bool, Path] = {}  # the classifiers given on the command line (second: path)
+
+
+def use_model(path: Path, second: bool = False, threads: int | None = None,
+              quiet: bool = False) -> None:
     """Make read_board use the classifier at `path` (read.py looks load_model and load_second
     up by name), as its first network or as its second opinion."""
-    model = load_model(str(path))
+    model = load_model(str(path), threads)
+    MODELS[second] = path
     if second:
         vision.read.load_second = lambda: model
     else:
         vision.read.load_model = lambda path=None: model
-    print(f"{'second' if second else 'model'} {path}: {model.meta.get('command', '?')}", flush=True)
+    if not quiet:
+        print(f"{'second' if second else 'model'} {path}: {model.meta.get('command', '?')}",
+              flush=True)
 
 
 def main(argv=None) -> None:
@@ -222,6 +292,9 @@ def main(argv=None) -> None:
                         help="real photos shrunk to this many px on their longer side (JPEG 80)")
     parser.add_argument("--tilt", type=float, default=0.0,
                         help="real photos turned this many degrees first (any angle)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="renders read side by side (the same readings; ms/photo then "
+                             "counts the others' load)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     if args.model is not None:
@@ -242,8 +315,8 @@ def main(argv=None) -> None:
         tallies.append(eval_photos(f"jheidel Scrabble (15 photos){variant}", JHEIDEL, "scrabble",
                                    (0,), False, args.longest, args.tilt))
     if "synthetic" in sets:
-        tallies += eval_synthetic(args.synthetic, truth=True, fonts=args.fonts, size=args.size)
-        tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size)
+        tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size,
+                                  jobs=args.jobs)
     print()
     for tally in tallies:
         if tally is not None:

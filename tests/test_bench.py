@@ -5,6 +5,7 @@ import numpy as np
 from PIL import Image
 
 from bench.bench_read import turned_photos
+from bench.eval_read import eval_synthetic
 
 
 def test_a_photo_from_the_other_side_is_saved_as_its_camera_saved_it(tmp_path):
@@ -26,3 +27,13 @@ def test_a_photo_from_the_other_side_is_saved_as_its_camera_saved_it(tmp_path):
     assert shown_before.shape == shown_after.shape == (128, 96, 3)  # turned by its EXIF
     difference = np.abs(np.rot90(shown_before, 2).astype(int) - shown_after.astype(int))
     assert difference.mean() < 3
+
+
+def test_renders_read_side_by_side_read_as_one_at_a_time():
+    one, two = (eval_synthetic(2, fonts="train", jobs=jobs) for jobs in (1, 2))
+    assert len(one) == len(two) == 6  # true corners, then found: all, large cells, reachable
+    for alone, together in zip(one, two, strict=True):
+        assert (alone.name, alone.boards, alone.right, alone.silent, alone.asked, alone.failed) == \
+            (together.name, together.boards, together.right, together.silent, together.asked,
+             together.failed)
+    assert one[0].boards == 2 and one[0].right > 0.9 * 450
