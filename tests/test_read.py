@@ -322,6 +322,32 @@ def test_a_photo_cut_short_is_refused_and_one_with_data_after_its_end_is_read(tm
     assert read_photo(trailed).board == erudit_words()
 
 
+def test_a_damaged_photo_is_refused_in_one_line_and_a_padded_one_is_read(tmp_path, capfd):
+    import cv2
+
+    shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", pose="frontal")
+    whole = cv2.imencode(".jpg", shot.image)[1].tobytes()
+    broken = bytearray(whole)
+    broken[len(whole) // 2:len(whole) // 2 + 2] = b"\xff\xd0"  # a restart marker in a file of
+    damaged = tmp_path / "damaged.jpg"                          # none: the rest is lost (grey)
+    damaged.write_bytes(bytes(broken))
+    with pytest.raises(PhotoError, match="damaged.jpg: the photo is damaged"):
+        read_photo(damaged)
+    png = cv2.imencode(".png", shot.image)[1].tobytes()
+    cut = tmp_path / "cut.png"
+    cut.write_bytes(png[:len(png) // 2])
+    with pytest.raises(PhotoError, match="cut.png: not an image"):
+        read_photo(cut)
+    assert capfd.readouterr().err == ""  # libjpeg's and libpng's own complaints are not shown
+    padded = tmp_path / "padded.jpg"  # bytes before the end marker, as some cameras write
+    padded.write_bytes(whole[:-2] + b"\x00\x00\x00" + whole[-2:])
+    restarts = tmp_path / "restarts.jpg"  # restart markers where the header says they are
+    cv2.imwrite(str(restarts), shot.image, [cv2.IMWRITE_JPEG_RST_INTERVAL, 4])
+    assert b"\xff\xd0" in restarts.read_bytes()
+    for photo in (padded, restarts):
+        assert read_photo(photo).board == erudit_words()
+
+
 def test_board_image_is_the_grid_seen_from_above():
     shot = render_photo(EMPTY, seed=9_000_108, style="erudit-cream", pose="frontal",
                         clutter=False)

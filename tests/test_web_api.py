@@ -328,6 +328,15 @@ def test_a_photo_cut_short_in_sending_is_refused(client, reader, tmp_path):
     assert play_photo(client, reader, game, TURN1)["moves"][0]["score"] == 5  # sent whole
 
 
+def test_a_damaged_photo_is_refused(client, reader):
+    game = new_game(client)
+    broken = bytearray(jpeg_bytes(640, 480))
+    broken[len(broken) // 2:len(broken) // 2 + 2] = b"\xff\xd0"  # a stray restart marker
+    response = upload(client, game, 1, data=bytes(broken))
+    assert response.status_code == 422 and "damaged" in response.get_json()["error"]
+    assert reader.calls == []
+
+
 def _png_claiming(width: int, height: int) -> bytes:
     ok, buf = cv2.imencode(".png", np.zeros((8, 8, 3), np.uint8))
     data = bytearray(buf.tobytes())

@@ -6,7 +6,12 @@
 """
 
 import os
+import re
+import sys
+import tempfile
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import cv2
 import numpy as np
@@ -36,7 +41,8 @@ def load_photo(path, reduce: int = 1) -> np.ndarray:
 def _decoded(name: str, reduce: int) -> np.ndarray:
     """cv2.imread of a file _whole_file has checked, its failures as PhotoErrors."""
     try:
-        image = cv2.imread(name, REDUCED_DECODES[reduce])
+        with decoder_messages() as messages:
+            image = cv2.imread(name, REDUCED_DECODES[reduce])
     except cv2.error as exc:  # a corrupt header can raise instead of returning None
         if "CV_IO_MAX_IMAGE_PIXELS" in exc.err:  # the header's size, refused before decoding
             raise PhotoError(f"{name}: too large to open (over {MAX_PIXELS:,} pixels)") from None
@@ -45,7 +51,53 @@ def _decoded(name: str, reduce: int) -> np.ndarray:
         if not os.access(name, os.R_OK):
             raise PhotoError(f"{name}: cannot open (permission denied)")
         raise PhotoError(f"{name}: not an image")
+    if damaged(messages):
+        raise PhotoError(f"{name}: {DAMAGED}")
     return image
+
+
+# What libjpeg and libpng print while decoding (they write to the process's stderr themselves).
+_DECODER_LINE = re.compile(r"(Corrupt JPEG data|Premature end of JPEG file|Invalid SOS|"
+                           r"Inconsistent progression|Warning: unknown JFIF|libpng )")
+# libjpeg's words for compressed data that is lost or garbled part way: the decoder fills the
+# rest out grey or shifted, and the board would be misread without a word. ("N extraneous
+# bytes before marker" is not among them: some cameras pad their files so, harmlessly.)
+_LOST_DATA = ("premature end of data segment", "found marker", "bad Huffman code",
+              "Premature end of JPEG file")
+DAMAGED = "the photo is damaged (part of its image data is corrupt, so part of the picture is lost)"
+_QUIET = threading.Lock()
+
+
+@contextmanager
+def decoder_messages():
+    """Collect what the image decoders print while a photo is decoded (a list, filled when the
+    block ends), so that a bad photo costs one clear line and its damage can be told:
+    OpenCV's own log is silenced, and the C libraries' lines are taken from the process's
+    stderr. Other lines written meanwhile (another thread's log) are passed on."""
+    messages: list[str] = []
+    with _QUIET, tempfile.TemporaryFile() as caught:
+        level = cv2.utils.logging.getLogLevel()
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield messages
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            cv2.utils.logging.setLogLevel(level)
+            caught.seek(0)
+            lines = caught.read().decode("utf-8", "replace").splitlines()
+            messages += [line for line in lines if _DECODER_LINE.match(line)]
+            others = [line for line in lines if not _DECODER_LINE.match(line)]
+            if others:
+                sys.stderr.write("\n".join(others) + "\n")
+
+
+def damaged(messages: list[str]) -> bool:
+    """Whether the decoder said part of the compressed image data was lost or garbled."""
+    return any(words in message for message in messages for words in _LOST_DATA)
 
 
 def _whole_file(name: str) -> bytes:

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError
-from vision.photo import frame_size, jpeg_cut_short
+from vision.photo import DAMAGED, damaged, decoder_messages, frame_size, jpeg_cut_short
 
 MAX_PIXELS = 50_000_000      # far above any phone camera (12–48 MP); bombs claim much more
 THUMB_PX = 240               # width of a history thumbnail
@@ -76,11 +76,14 @@ def check_image(data: bytes) -> str:
     if jpeg_cut_short(data):
         raise PhotoError("the photo is incomplete (its image data stops early): send it again")
     try:
-        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_REDUCED_GRAYSCALE_8)
+        with decoder_messages() as messages:
+            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_REDUCED_GRAYSCALE_8)
     except cv2.error:
         image = None
     if image is None:
         raise PhotoError("not a photo (the image data cannot be decoded)")
+    if damaged(messages):
+        raise PhotoError(f"{DAMAGED}: send it again")
     return ext
 
 
