@@ -133,7 +133,12 @@ def test_move_errors_read_in_russian(app):
             "МОСКВА: имя собственное или сокращение")
         assert translate_error("the game is over: Борис won; no more turns") == (
             "игра окончена: победил(а) Борис; ходов больше нет")
-        assert translate_error("photo.jpg: no board found") == "photo.jpg: no board found"
+        assert translate_error("no board found") == "доска не найдена"
+        assert translate_error("board too small to read (cells of 12 px)") == (
+            "доска слишком мелкая, чтобы прочитать (клетки по 12 пикс.)")
+        assert translate_error("not a photo (its header gives no size)") == (
+            "это не фото (в заголовке нет размера)")
+        assert translate_error("no such photo: a note") == "no such photo: a note"  # left as is
         g.lang = "en"
         assert translate_error("turn 3: gap in the new word at H9") == (
             "turn 3: gap in the new word at H9")

@@ -132,6 +132,18 @@ RU = {
     "a proper name or abbreviation": "имя собственное или сокращение",
     "not in the nominative singular": "не в именительном падеже единственного числа",
     "not a word of letters": "не слово из букв",
+    # photos that cannot be read (companion_app.web.uploads, vision.photo, vision.locate)
+    "no board found": "доска не найдена",
+    "board too blurred": "доска слишком размыта",
+    "board cut off at the photo's edge": "доска обрезана краем фото",
+    "not an image": "это не изображение",
+    "too small or not 8-bit": "слишком маленькое или не 8-битное",
+    "expected a colour picture": "нужна цветная картинка",
+    "expected a JPEG, PNG or WebP image": "нужно изображение JPEG, PNG или WebP",
+    "a damaged JPEG: no image size in its header": "повреждённый JPEG: в заголовке нет размера",
+    "a damaged WebP image": "повреждённое изображение WebP",
+    "its header gives no size": "в заголовке нет размера",
+    "the image data cannot be decoded": "данные изображения не читаются",
 }
 
 # Error messages (ours and the engine's): English pattern → Russian, with the same groups.
@@ -148,6 +160,15 @@ RU_ERRORS = [
     (r"the photo claims (\S+) pixels; the limit is (\d+) megapixels",
      "в фото заявлено {0} пикселей; предел — {1} мегапикселей"),
     (r"not a photo \((.*)\)", "это не фото ({0})"),
+    (r"not an image \((.*)\)", "это не изображение ({0})"),
+    (r"board too small to read \(cells of (\d+) px\)",
+     "доска слишком мелкая, чтобы прочитать (клетки по {0} пикс.)"),
+    (r"the photo is incomplete \(its image data stops early\): send it again",
+     "фото неполное (данные изображения обрываются): отправьте его ещё раз"),
+    (r"the photo is damaged \(part of its image data is corrupt, so part of the picture is "
+     r"lost\): send it again",
+     "фото повреждено (часть данных изображения испорчена, часть картинки потеряна): "
+     "отправьте его ещё раз"),
     (r"no photo was sent \(the file is empty\)", "фото не отправлено (файл пустой)"),
     (r"nothing to undo: no turn has been played", "нечего отменять: ходов ещё не было"),
     (r"the game is over \(a tie\); no more turns", "игра окончена (ничья); ходов больше нет"),
