@@ -11,7 +11,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import cv2
 import numpy as np
@@ -75,24 +75,41 @@ def decoder_messages():
     OpenCV's own log is silenced, and the C libraries' lines are taken from the process's
     stderr. Other lines written meanwhile (another thread's log) are passed on."""
     messages: list[str] = []
-    with _QUIET, tempfile.TemporaryFile() as caught:
+    with _QUIET:
         level = cv2.utils.logging.getLogLevel()
         cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+        try:
+            with _stderr_caught() as lines:
+                yield messages
+        finally:
+            cv2.utils.logging.setLogLevel(level)
+        messages += [line for line in lines if _DECODER_LINE.match(line)]
+        others = [line for line in lines if not _DECODER_LINE.match(line)]
+        if others:
+            sys.stderr.write("\n".join(others) + "\n")
+
+
+@contextmanager
+def _stderr_caught():
+    """The lines written to the process's stderr (file descriptor 2) inside the block, filled
+    when it ends; none where stderr cannot be moved (closed, or no temporary file allowed)."""
+    lines: list[str] = []
+    with ExitStack() as stack:
+        try:
+            caught = stack.enter_context(tempfile.TemporaryFile())
+            saved = os.dup(2)
+        except OSError:
+            yield lines
+            return
         sys.stderr.flush()
-        saved = os.dup(2)
         os.dup2(caught.fileno(), 2)
         try:
-            yield messages
+            yield lines
         finally:
             os.dup2(saved, 2)
             os.close(saved)
-            cv2.utils.logging.setLogLevel(level)
             caught.seek(0)
-            lines = caught.read().decode("utf-8", "replace").splitlines()
-            messages += [line for line in lines if _DECODER_LINE.match(line)]
-            others = [line for line in lines if not _DECODER_LINE.match(line)]
-            if others:
-                sys.stderr.write("\n".join(others) + "\n")
+            lines += caught.read().decode("utf-8", "replace").splitlines()
 
 
 def damaged(messages: list[str]) -> bool:
