@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.board import Board, parse_cell, parse_position
-from engine.errors import BoardTextError, MoveError, RecordError
+from engine.errors import BoardTextError, GameError, MoveError, RecordError
 from engine.files import why
 from engine.game import Game
 from engine.ruleset import Ruleset
@@ -173,7 +173,11 @@ def replay_record(record: Record, ruleset: Ruleset, target: int | None = None,
                   source: str = "record") -> tuple[Game, list[int | None]]:
     """Play a record through a game; returns the game and each turn's recorded score."""
     nicks = [nick for nick, _ in record.players]
-    game = Game(ruleset, [name for _, name in record.players], target=target, word_check="off")
+    try:
+        game = Game(ruleset, [name for _, name in record.players], target=target,
+                    word_check="off")
+    except GameError as exc:  # the record's #player lines name too few or too many
+        raise RecordError(f"{source}: {exc}") from None
     recorded: list[int | None] = []
     for event in record.events:
         where = f"{source}: line {event.line}"

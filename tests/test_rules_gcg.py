@@ -111,6 +111,12 @@ def test_an_illegal_recorded_move_names_the_line():
         replay_record(parse_record(text, "x.gcg"), SCRABBLE, source="x.gcg")
 
 
+def test_a_record_of_one_player_names_the_file():
+    record = parse_record("#player1 ann A\n>ann: 8G CAT +10 10\n", "solo.gcg")
+    with pytest.raises(RecordError, match=r"^solo\.gcg: a game has 2–4 players, not 1$"):
+        replay_record(record, SCRABBLE, source="solo.gcg")
+
+
 def _erudit_game() -> Game:
     """Three players, a star, a swap, a pass, an exchange and a whole-rack move."""
     game = Game(ERUDIT, ["Аня Петрова", "Борис", "Вера"], word_check="off")
