@@ -216,19 +216,19 @@ def _synthetic_case(case: tuple) -> dict:
 
 
 @contextmanager
-def pool_of(jobs: int):
+def pool_of(jobs: int, setup=None, *args):
     """A pool of `jobs` fresh processes (None for one job), each reading on one thread with
-    the classifiers this process was told to use. Fresh, not forked: an onnxruntime session
-    does not survive a fork."""
+    the classifiers this process was told to use, then running `setup(*args)`. Fresh, not
+    forked: an onnxruntime session does not survive a fork."""
     if jobs <= 1:
         yield None
         return
     context = multiprocessing.get_context("spawn")
-    with context.Pool(jobs, initializer=_worker, initargs=(MODELS,)) as pool:
+    with context.Pool(jobs, initializer=_worker, initargs=(MODELS, setup, args)) as pool:
         yield pool
 
 
-def _worker(models: dict) -> None:
+def _worker(models: dict, setup=None, args: tuple = ()) -> None:
     """One thread a process: `jobs` processes share the cores."""
     cv2.setNumThreads(1)
     bundled = vision.classifier.load_model
@@ -240,6 +240,8 @@ def _worker(models: dict) -> None:
         module.load_model = one_thread
     for second, path in models.items():
         use_model(path, second, threads=1, quiet=True)
+    if setup is not None:
+        setup(*args)
 
 
 def tiles_on(board: list[str]) -> int:

@@ -2,6 +2,7 @@
 
     python bench/eval_replay.py --games 12 --damage all
     python bench/eval_replay.py --games 12 --box 12     # one unseen box, read with its profile
+    python bench/eval_replay.py --games 32 --damage all --jobs 2   # two games at a time
 
 With `--box N` every game is photographed on novel box N (bench.eval_calibration's unseen
 "novel-violet" style, font and colours drawn from N) and replayed with the profile made from
@@ -15,6 +16,9 @@ of the wrong moves the replay itself marked as unsure.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
 import random
 import sys
 import tempfile
@@ -23,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.eval_read import pool_of  # noqa: E402
 from engine.board import is_star  # noqa: E402
 from engine.errors import EruditError  # noqa: E402
 from engine.game import Game  # noqa: E402
@@ -75,40 +80,67 @@ def main() -> int:
     parser.add_argument("--damage", default="none", choices=(*DAMAGES, "all"))
     parser.add_argument("--box", type=int, help="photograph every game on this novel box")
     parser.add_argument("--zero-shot", action="store_true", help="--box without its profile")
+    parser.add_argument("--jobs", type=int, default=1, help="games replayed side by side")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        profile = None
-        if options.box is not None and not options.zero_shot:
-            from bench.eval_calibration import novel_profile
-
-            profile = novel_profile(options.box, Path(folder))
-        return run(options, profile)
+        return run(options, Path(folder))
 
 
-def run(options, profile) -> int:
+PROFILE = []  # the box profile games are replayed with (one a process)
+
+
+def use_profile(box: int | None, zero_shot: bool, folder: Path) -> None:
+    """Build the profile of novel box `box` from its calibration photos (none for the general
+    model), in a folder of this process's own."""
+    PROFILE.clear()
+    if box is not None and not zero_shot:
+        from bench.eval_calibration import novel_profile
+
+        own = folder / f"process{os.getpid()}"
+        own.mkdir()
+        PROFILE.append(novel_profile(box, own))
+
+
+def run(options, folder: Path) -> int:
     rng = random.Random(options.seed)
-    moves = exact_moves = exact_games = flagged = 0
-    start = time.perf_counter()
+    cases = []
     for i in range(options.games):
-        seed = options.seed + i
         damage = DAMAGES[i % len(DAMAGES)] if options.damage == "all" else options.damage
         style = rng.choice(STYLES["erudit"])  # drawn even with --box: the same games either way
         style = NOVEL if options.box is not None else style
         turns, players = rng.randint(10, 30), rng.randint(2, 4)
-        exact, total, totals_ok, unsure = evaluate(seed, damage, style, turns, players,
-                                                   options.box, profile)
-        moves += total
-        flagged += unsure
-        exact_moves += exact
-        exact_games += totals_ok
-        print(f"game {seed}: {style:<13} {players} players {turns:>2} turns damage={damage:<13} "
-              f"moves exact {exact}/{total}  totals {'exact' if totals_ok else 'WRONG'}",
-              flush=True)
+        cases.append((options.seed + i, damage, style, turns, players, options.box))
+    moves = exact_moves = exact_games = flagged = 0
+    start = time.perf_counter()
+    setup = (options.box, options.zero_shot, folder)
+    with pool_of(options.jobs, use_profile, *setup) as pool:
+        if pool is None:
+            use_profile(*setup)
+        for printed, (exact, total, totals_ok, unsure) in (
+                pool.imap(_game, cases) if pool else map(_game, cases)):
+            print(printed, flush=True)
+            moves += total
+            flagged += unsure
+            exact_moves += exact
+            exact_games += totals_ok
     print(f"moves exact: {exact_moves}/{moves} ({exact_moves / moves:.2%}); "
           f"games with exact totals: {exact_games}/{options.games} "
           f"({exact_games / options.games:.0%}); wrong moves marked unsure: {flagged}/"
           f"{moves - exact_moves}; {time.perf_counter() - start:.0f} s")
     return 0
+
+
+def _game(case: tuple) -> tuple[str, tuple]:
+    """One game replayed: its report line(s) and (moves exact, moves, totals exact, unsure)."""
+    seed, damage, style, turns, players, box = case
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        result = evaluate(seed, damage, style, turns, players, box,
+                          PROFILE[0] if PROFILE else None)
+    exact, total, totals_ok, _ = result
+    return (out.getvalue() + f"game {seed}: {style:<13} {players} players {turns:>2} turns "
+            f"damage={damage:<13} moves exact {exact}/{total}  totals "
+            f"{'exact' if totals_ok else 'WRONG'}"), result
 
 
 if __name__ == "__main__":
