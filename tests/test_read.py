@@ -348,6 +348,20 @@ def test_a_damaged_photo_is_refused_in_one_line_and_a_padded_one_is_read(tmp_pat
         assert read_photo(photo).board == erudit_words()
 
 
+def test_decoder_lines_are_kept_off_stderr_and_other_lines_passed_on(capfd):
+    import os
+
+    from vision.photo import damaged, decoder_messages
+
+    with decoder_messages() as messages:
+        os.write(2, b"Corrupt JPEG data: premature end of data segment\n")
+        os.write(2, b"a server's log line\n")
+    assert messages == ["Corrupt JPEG data: premature end of data segment"]
+    assert damaged(messages) and not damaged(["Corrupt JPEG data: 2 extraneous bytes before "
+                                              "marker 0xd9"])
+    assert capfd.readouterr().err == "a server's log line\n"
+
+
 def test_board_image_is_the_grid_seen_from_above():
     shot = render_photo(EMPTY, seed=9_000_108, style="erudit-cream", pose="frontal",
                         clutter=False)

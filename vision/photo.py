@@ -78,33 +78,33 @@ def decoder_messages():
     with _QUIET:
         level = cv2.utils.logging.getLogLevel()
         cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+        lines: list[str] = []
         try:
-            with _stderr_caught() as lines:
+            with _stderr_caught(lines):
                 yield messages
         finally:
             cv2.utils.logging.setLogLevel(level)
-        messages += [line for line in lines if _DECODER_LINE.match(line)]
-        others = [line for line in lines if not _DECODER_LINE.match(line)]
-        if others:
-            sys.stderr.write("\n".join(others) + "\n")
+            messages += [line for line in lines if _DECODER_LINE.match(line)]
+            others = [line for line in lines if not _DECODER_LINE.match(line)]
+            if others:
+                sys.stderr.write("\n".join(others) + "\n")
 
 
 @contextmanager
-def _stderr_caught():
-    """The lines written to the process's stderr (file descriptor 2) inside the block, filled
-    when it ends; none where stderr cannot be moved (closed, or no temporary file allowed)."""
-    lines: list[str] = []
+def _stderr_caught(lines: list[str]):
+    """Add to `lines` what is written to the process's stderr (file descriptor 2) inside the
+    block; nothing where stderr cannot be moved (closed, or no temporary file allowed)."""
     with ExitStack() as stack:
         try:
             caught = stack.enter_context(tempfile.TemporaryFile())
             saved = os.dup(2)
         except OSError:
-            yield lines
+            yield
             return
         sys.stderr.flush()
         os.dup2(caught.fileno(), 2)
         try:
-            yield lines
+            yield
         finally:
             os.dup2(saved, 2)
             os.close(saved)
