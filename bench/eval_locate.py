@@ -1,6 +1,6 @@
 """Corner accuracy of locate_board on rendered photos (all styles and poses).
 
-    python -m bench.eval_locate [--count 500] [--start 0]
+    python -m bench.eval_locate [--count 500] [--start 0] [--jobs 2]
 
 A photo passes when every found corner lies within 1% of the board diagonal of the true one
 (compared as sets: ours start at the image's top-left, the renderer's at the board's; matched by
@@ -13,6 +13,7 @@ import time
 import cv2
 import numpy as np
 
+from bench.eval_read import pool_of
 from engine.errors import PhotoError
 from vision.locate import locate_board
 from vision.render import STYLES, render_photo
@@ -47,26 +48,21 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=500)
     parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="photos rendered and searched side by side (the same corners; "
+                             "each time then taken beside the others' load)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     errors, failures, times = [], {}, []
-    for seed in range(args.start, args.start + args.count):
-        rng = np.random.default_rng(10_000 + seed)
-        style = STYLES[seed % len(STYLES)]
-        letters = ENGLISH_LETTERS if style.startswith("scrabble") else ERUDIT_LETTERS
-        pose = "frontal" if seed % 5 == 4 else "any"
-        shot = render_photo(random_board(rng, letters), seed=seed, style=style, pose=pose)
-        start = time.perf_counter()
-        try:
-            error, note = corner_error(locate_board(shot.image).corners, shot.corners), ""
-        except PhotoError as exc:
-            error, note = float("inf"), str(exc)
-            failures[note] = failures.get(note, 0) + 1
-        times.append(time.perf_counter() - start)
-        errors.append(error)
-        flag = "" if error <= PASS_SHARE else "MISS"
-        print(f"{seed:5d} {style:17} {pose:8} {shot.image.shape[1]}x{shot.image.shape[0]} "
-              f"err={error:.4f} {times[-1] * 1000:.0f}ms {note} {flag}", flush=True)
+    seeds = range(args.start, args.start + args.count)
+    with pool_of(args.jobs) as pool:
+        for line, error, seconds, note in (pool.imap(_located, seeds) if pool
+                                           else map(_located, seeds)):
+            print(line, flush=True)
+            errors.append(error)
+            times.append(seconds)
+            if note:
+                failures[note] = failures.get(note, 0) + 1
     errors = np.array(errors)
     print(f"photos: {len(errors)}  within 1% of the diagonal: {np.mean(errors <= PASS_SHARE):.3f}  "
           f"median error: {np.median(errors):.4f}  reported board-less: {sum(failures.values())} "
@@ -78,6 +74,25 @@ def main(argv=None) -> None:
         if not picked:
             continue
         print(f"  {style:17} within 1%: {np.mean(np.array(picked) <= PASS_SHARE):.3f}")
+
+
+def _located(seed: int) -> tuple[str, float, float, str]:
+    """Render seed's photo and find its board: (report line, corner error, seconds, refusal)."""
+    rng = np.random.default_rng(10_000 + seed)
+    style = STYLES[seed % len(STYLES)]
+    letters = ENGLISH_LETTERS if style.startswith("scrabble") else ERUDIT_LETTERS
+    pose = "frontal" if seed % 5 == 4 else "any"
+    shot = render_photo(random_board(rng, letters), seed=seed, style=style, pose=pose)
+    start = time.perf_counter()
+    try:
+        error, note = corner_error(locate_board(shot.image).corners, shot.corners), ""
+    except PhotoError as exc:
+        error, note = float("inf"), str(exc)
+    seconds = time.perf_counter() - start
+    flag = "" if error <= PASS_SHARE else "MISS"
+    line = (f"{seed:5d} {style:17} {pose:8} {shot.image.shape[1]}x{shot.image.shape[0]} "
+            f"err={error:.4f} {seconds * 1000:.0f}ms {note} {flag}")
+    return line, error, seconds, note
 
 
 if __name__ == "__main__":
