@@ -73,7 +73,8 @@ def decoder_messages():
     """Collect what the image decoders print while a photo is decoded (a list, filled when the
     block ends), so that a bad photo costs one clear line and its damage can be told:
     OpenCV's own log is silenced, and the C libraries' lines are taken from the process's
-    stderr. Other lines written meanwhile (another thread's log) are passed on."""
+    stderr. Other lines written meanwhile (another thread's log) are passed on. Decodes take
+    turns: stderr and OpenCV's log level belong to the whole process."""
     messages: list[str] = []
     with _QUIET:
         level = cv2.utils.logging.getLogLevel()
