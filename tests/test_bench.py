@@ -37,3 +37,25 @@ def test_renders_read_side_by_side_read_as_one_at_a_time():
             (together.name, together.boards, together.right, together.silent, together.asked,
              together.failed)
     assert one[0].boards == 2 and one[0].right > 0.9 * 450
+
+
+def test_novel_boxes_read_side_by_side_read_as_one_at_a_time(tmp_path):
+    from bench.eval_calibration import _novel_box
+    from bench.eval_read import pool_of
+
+    cases = [(1, tmp_path / "alone", box) for box in (11, 12)]
+    (tmp_path / "alone").mkdir()
+    alone = [_novel_box(case) for case in cases]
+    cases = [(1, tmp_path / "together", box) for box in (11, 12)]
+    (tmp_path / "together").mkdir()
+    with pool_of(2) as pool:
+        together = pool.map(_novel_box, cases)
+    for (_, first), (_, second) in zip(alone, together, strict=True):
+        assert [(t.name, t.right, t.asked, t.silent) for t in first] == \
+            [(t.name, t.right, t.asked, t.silent) for t in second]
+    for box in (11, 12):  # each box calibrated from its own photos, also side by side
+        for photo in ("500.png", "501.png"):
+            assert (tmp_path / "together" / f"box{box}" / photo).read_bytes() == \
+                (tmp_path / "alone" / f"box{box}" / photo).read_bytes()
+    assert (tmp_path / "alone" / "box11" / "500.png").read_bytes() != \
+        (tmp_path / "alone" / "box12" / "500.png").read_bytes()
