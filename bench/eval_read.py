@@ -96,7 +96,12 @@ def read_label(path: Path) -> list[str]:
 
 
 def _read(image, ruleset: str, tally: Tally, tag: str, where: Location | None = None):
-    reading, seconds, error = _timed_read(image, ruleset, where)
+    return _noted(tally, tag, _timed_read(image, ruleset, where))
+
+
+def _noted(tally: Tally, tag: str, read: tuple):
+    """The reading of a _timed_read, its time added to `tally`, a refusal's reason printed."""
+    reading, seconds, error = read
     if error:
         print(f"  {tag}: {error}", flush=True)
     tally.seconds += seconds
@@ -187,15 +192,12 @@ def _tallies(name: str) -> list[Tally]:
 
 
 def _count(tallies: list[Tally], case: dict, read: tuple) -> None:
-    reading, seconds, error = read
     tally, large, playable = tallies
-    if error:
-        print(f"  {case['tag']}: {error}", flush=True)
-    tally.seconds += seconds
+    reading = _noted(tally, case["tag"], read)
     tally.add(case["label"], reading, case["tag"])
     for subset, member in ((large, case["large"]), (playable, case["playable"])):
         if member:
-            subset.add(case["label"], reading, case["tag"], seconds)
+            subset.add(case["label"], reading, case["tag"], read[1])
 
 
 def _synthetic_case(case: tuple) -> dict:
