@@ -298,6 +298,12 @@ def test_bad_inputs_are_clear_photo_errors(tmp_path):
     (tmp_path / "game").mkdir()
     with pytest.raises(PhotoError, match=r"game: cannot open \(a folder, not a photo\)"):
         read_photo(tmp_path / "game")
+    for name, brands, kind in (("iphone.heic", b"heic\0\0\0\0mif1heic", "a HEIC"),
+                               ("phone.avif", b"avif\0\0\0\0avifmif1miaf", "an AVIF")):
+        (tmp_path / name).write_bytes(b"\0\0\0\x1cftyp" + brands + bytes(64))
+        with pytest.raises(PhotoError, match=rf"{name}: {kind} photo cannot be opened here: "
+                                             "save it as JPEG"):
+            read_photo(tmp_path / name)
     huge = tmp_path / "huge.png"  # a header claiming 60 000 × 60 000 px
     huge.write_bytes(_png_header(60_000, 60_000))
     with pytest.raises(PhotoError, match=r"huge.png: too large to open \(over 1,073,741,824"):

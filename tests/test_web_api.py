@@ -315,6 +315,10 @@ def test_a_file_that_is_not_an_image_is_refused(client, reader, tmp_path):
     for data in (b"%PDF-1.4 hello", jpeg_bytes()[:300], b"\x89PNG\r\n\x1a\n" + bytes(40)):
         response = upload(client, game, 1, data=data)
         assert response.status_code == 422 and "not a photo" in response.get_json()["error"]
+    heic = b"\0\0\0\x18ftypheic\0\0\0\0mif1heic" + bytes(500)
+    response = upload(client, game, 1, data=heic)
+    assert response.status_code == 422
+    assert response.get_json()["error"].startswith("a HEIC photo cannot be opened here")
     assert reader.calls == []
     assert not list((tmp_path / "data" / "photos").glob("*/*"))
 

@@ -123,6 +123,7 @@ def test_move_errors_read_in_russian(app):
     from flask import g
 
     from companion_app.web.i18n import translate_error
+    from vision.photo import unopenable
     with app.test_request_context("/?lang=ru"):
         g.lang = "ru"
         assert translate_error("turn 3: gap in the new word at H9") == (
@@ -138,6 +139,9 @@ def test_move_errors_read_in_russian(app):
             "доска слишком мелкая, чтобы прочитать (клетки по 12 пикс.)")
         assert translate_error("not a photo (its header gives no size)") == (
             "это не фото (в заголовке нет размера)")
+        assert translate_error(unopenable("HEIC")) == (
+            "фото в формате HEIC здесь не открыть: сохраните его в JPEG "
+            "(iPhone: Настройки → Камера → Форматы → Наиболее совместимый)")
         assert translate_error("no such photo: a note") == "no such photo: a note"  # left as is
         g.lang = "en"
         assert translate_error("turn 3: gap in the new word at H9") == (

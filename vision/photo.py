@@ -50,10 +50,36 @@ def _decoded(name: str, reduce: int) -> np.ndarray:
     if image is None:
         if not os.access(name, os.R_OK):
             raise PhotoError(f"{name}: cannot open (permission denied)")
-        raise PhotoError(f"{name}: not an image")
+        with open(name, "rb") as fh:
+            other = foreign_format(fh.read(HEAD_BYTES))
+        raise PhotoError(f"{name}: {unopenable(other) if other else 'not an image'}")
     if damaged(messages):
         raise PhotoError(f"{name}: {DAMAGED}")
     return image
+
+
+# A phone's other photo formats, which OpenCV's wheels do not decode: an ISO-BMFF file names
+# them by the brands of its leading 'ftyp' box (an iPhone saves HEIC unless told otherwise).
+HEAD_BYTES = 64
+_BRANDS = (("AVIF", {b"avif", b"avis"}),
+           ("HEIC", {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis"}),
+           ("HEIF", {b"mif1", b"msf1"}))
+
+
+def foreign_format(head: bytes) -> str | None:
+    """"HEIC", "HEIF" or "AVIF" for a file starting with `head` in one of those formats."""
+    if head[4:8] != b"ftyp":
+        return None
+    end = min(len(head), int.from_bytes(head[:4], "big"))
+    brands = {head[8:12]} | {head[at:at + 4] for at in range(16, end - 3, 4)}
+    return next((name for name, names in _BRANDS if brands & names), None)
+
+
+def unopenable(kind: str) -> str:
+    """Why a photo in a foreign format is refused, and what the player can do about it."""
+    article = "an" if kind[0] in "AEIOU" else "a"
+    return (f"{article} {kind} photo cannot be opened here: save it as JPEG "
+            "(iPhone: Settings → Camera → Formats → Most Compatible)")
 
 
 # What libjpeg and libpng print while decoding (they write to the process's stderr themselves).

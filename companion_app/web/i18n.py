@@ -170,6 +170,10 @@ RU_ERRORS = [
      "фото повреждено (часть данных изображения испорчена, часть картинки потеряна): "
      "отправьте его ещё раз"),
     (r"no photo was sent \(the file is empty\)", "фото не отправлено (файл пустой)"),
+    (r"an? (\w+) photo cannot be opened here: save it as JPEG "
+     r"\(iPhone: Settings → Camera → Formats → Most Compatible\)",
+     "фото в формате {0} здесь не открыть: сохраните его в JPEG "
+     "(iPhone: Настройки → Камера → Форматы → Наиболее совместимый)"),
     (r"nothing to undo: no turn has been played", "нечего отменять: ходов ещё не было"),
     (r"the game is over \(a tie\); no more turns", "игра окончена (ничья); ходов больше нет"),
     (r"the game is over: (.+) won; no more turns", "игра окончена: победил(а) {0}; ходов больше нет"),

@@ -16,7 +16,16 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError
-from vision.photo import DAMAGED, damaged, decoder_messages, frame_size, jpeg_cut_short
+from vision.photo import (
+    DAMAGED,
+    HEAD_BYTES,
+    damaged,
+    decoder_messages,
+    foreign_format,
+    frame_size,
+    jpeg_cut_short,
+    unopenable,
+)
 
 MAX_PIXELS = 50_000_000      # far above any phone camera (12–48 MP); bombs claim much more
 THUMB_PX = 240               # width of a history thumbnail
@@ -35,6 +44,9 @@ def image_size(data: bytes) -> tuple[str, int, int]:
         return ("jpg", *_jpeg_size(data))
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return ("webp", *_webp_size(data))
+    other = foreign_format(data[:HEAD_BYTES])
+    if other:
+        raise PhotoError(unopenable(other))
     raise PhotoError("not a photo (expected a JPEG, PNG or WebP image)")
 
 
