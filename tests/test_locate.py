@@ -166,11 +166,29 @@ def test_guesses_refined_side_by_side_give_the_grid_one_thread_finds(monkeypatch
 
     # this late game takes the search to its last stage, whose many guesses and scale
     # searches run on threads: the fits must be weighed as one thread would weigh them
-    shot = render_photo(LATE_GAME, seed=2, style="erudit-black")
+    shot = render_photo(LATE_GAME, seed=4, style="erudit-cream")
     together, last_stage = located_noting_last_stage(monkeypatch, shot)
     assert last_stage
     monkeypatch.setattr(locate, "SEARCH_THREADS", 1)
     np.testing.assert_array_equal(locate_board(shot.image).corners, together.corners)
+
+
+def test_a_size_whose_lattices_fit_nothing_looks_where_its_lines_cross_at_once(monkeypatch):
+    import vision.locate as locate
+    from bench.eval_locate import ERUDIT_LETTERS, random_board
+
+    # the strongest directions at the smallest size are a cloth's stripes: the board is found
+    # where that size's lines cross, without the larger sizes (which see the same stripes)
+    shot = render_photo(random_board(np.random.default_rng(10_021), ERUDIT_LETTERS), seed=21,
+                        style="erudit-cream")
+    sides, crossed = [], []
+    segments, crossing = locate._segments, locate._crossing_fit
+    monkeypatch.setattr(locate, "_segments",
+                        lambda small, side: sides.append(side) or segments(small, side))
+    monkeypatch.setattr(locate, "_crossing_fit",
+                        lambda levels, size, best: crossed.append(1) or crossing(levels, size, best))
+    located_well(shot)
+    assert sides == [LSD_SIDES[0]] and crossed == [1]
 
 
 def test_late_game_fit_is_sure_once_every_grid_moved_by_whole_cells_is_checked():

@@ -141,8 +141,12 @@ def _soft_edges_px(small: np.ndarray) -> float:
 def _search(levels):
     """Best (corners, score, quality, misfit) from the line lattices (of all segments, then of
     where they cross), found first on small copies (enough for a board that fills much of the
-    photo, and cheap), then on a larger one, and from outlines when still unsure. Guesses are
-    refined side by side (numpy and OpenCV let go of the GIL), and weighed in turn."""
+    photo, and cheap), then on a larger one, and from outlines when still unsure. Where they
+    cross is looked at once every size was, or at once for a size whose lattices fit nothing
+    plausible: a striped cloth's directions outweighed the board's there, and the larger
+    sizes see the same stripes at several times the cost (models/MODEL_CARD.md, session 33).
+    Guesses are refined side by side (numpy and OpenCV let go of the GIL), and weighed in
+    turn."""
     with ThreadPoolExecutor(SEARCH_THREADS) as pool:
         return _search_with(levels, pool)
 
@@ -150,29 +154,34 @@ def _search(levels):
 def _search_with(levels, pool):
     small, scale = levels[-1]
     best = segments = None
-    seen = []
+    seen = []  # (segments, their lattices, their grid regions once looked at)
     current = None
     for side in LSD_SIDES:
         segments = _segments(small, side)
         if side != LSD_SIDES[-1] and (segments is None or len(segments[0]) < MIN_QUICK_SEGMENTS):
             continue  # too few segments for a grid whose lines show at this size: look closer
         lattices = _lattices(segments, [(0, 1)])
-        seen.append((segments, lattices))
         previous, current = current, None
         for fitted in pool.map(partial(_fitted, levels), lattices):
             current = _better(current, fitted)
         best = _better(best, current)
         if _sure(levels, best) or _settled(levels, best, previous, current):
             return best
-    if _steady(levels, best):  # every size looked: no need of the last stage's guesses
-        return best
-    # only then where they cross: a grid fitted to a crowd of tiles there can pass for sure
-    regions = [_grid_regions(found, small.shape) for found, _ in seen]
-    for (_, lattices), places in zip(seen, regions, strict=True):
-        for lattice in _crossing_lattices(places, lattices):
-            best = _better(best, _fitted(levels, lattice))
+        seen.append([segments, lattices, None])
+        if not _plausible(current):  # stripes' directions, not the board's
+            best = _crossing_fit(levels, seen[-1], best)
             if _sure(levels, best):
                 return best
+    if _steady(levels, best):  # every size looked: no need of the last stage's guesses
+        return best
+    # only then where the other sizes' lines cross: a grid fitted to a crowd of tiles there
+    # can pass for sure, where a larger size's lattice would have found the board
+    for size in seen:
+        if size[2] is None:
+            best = _crossing_fit(levels, size, best)
+            if _sure(levels, best):
+                return best
+    regions = [places for _, _, places in seen]
     fits = [fit for fit in map(lambda quad: _comb_in_quad(small, quad),
                                _outline_candidates(small)) if fit is not None]
     # rank the combs as the refined grids are ranked: line evidence less layout misfit
@@ -189,6 +198,18 @@ def _search_with(levels, pool):
     fitting += [pool.submit(_fitted, levels, done.result()) for done in rescaling]
     for done in fitting:
         best = _better(best, done.result())
+    return best
+
+
+def _crossing_fit(levels, size: list, best):
+    """`best` or a better fit of the lattices where one size's segments cross (`size`:
+    segments, lattices, grid regions; the regions are filled in), stopping at a sure fit."""
+    segments, lattices, _ = size
+    size[2] = _grid_regions(segments, levels[-1][0].shape)
+    for lattice in _crossing_lattices(size[2], lattices):
+        best = _better(best, _fitted(levels, lattice))
+        if _sure(levels, best):
+            break
     return best
 
 
