@@ -67,7 +67,7 @@ _BRANDS = (("AVIF", {b"avif", b"avis"}),
 
 
 def foreign_format(head: bytes) -> str | None:
-    """"HEIC", "HEIF" or "AVIF" for a file starting with `head` in one of those formats."""
+    """The format of a file starting with `head` ("HEIC", "HEIF" or "AVIF"), if one of those."""
     if head[4:8] != b"ftyp":
         return None
     end = min(len(head), int.from_bytes(head[:4], "big"))
