@@ -1,6 +1,7 @@
 """Finding and rectifying the grid: rendered hard cases, every error case, and the real photos."""
 
 import csv
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import cv2
@@ -189,6 +190,24 @@ def test_a_size_whose_lattices_fit_nothing_looks_where_its_lines_cross_at_once(m
                         lambda levels, size, best: crossed.append(1) or crossing(levels, size, best))
     located_well(shot)
     assert sides == [LSD_SIDES[0]] and crossed == [1]
+
+
+def test_the_last_stage_weighs_its_guesses_in_order_and_stops_at_the_first_sure_one(monkeypatch):
+    import vision.locate as locate
+
+    # a guess there costs up to ~750 ms: once one is sure, the guesses not begun are not run
+    monkeypatch.setattr(locate, "_sure", lambda levels, fit: fit is not None and fit[1] > 0.5)
+    ran = []
+
+    def guess(score):
+        return lambda: ran.append(score) or (None, score, 0.9, 0.2)
+
+    with ThreadPoolExecutor(2) as pool:
+        best = locate._first_sure(None, pool, None, [guess(s) for s in (0.1, 0.6, 0.9, 0.3, 0.8)])
+    assert best[1] == 0.6 and 0.3 not in ran and 0.8 not in ran
+    with ThreadPoolExecutor(2) as pool:
+        best = locate._first_sure(None, pool, None, [guess(s) for s in (0.1, 0.3, 0.2)])
+    assert best[1] == 0.3 and sorted(ran[-3:]) == [0.1, 0.2, 0.3]
 
 
 def test_late_game_fit_is_sure_once_every_grid_moved_by_whole_cells_is_checked():

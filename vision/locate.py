@@ -21,6 +21,7 @@ large enough, so the corners hold even where tiles, hands or a printed margin hi
 Where the lines are too faint or blurred to snap to, the premium squares place the grid.
 """
 
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -190,15 +191,40 @@ def _search_with(levels, pool):
     others = _lattices(segments, [(0, 2), (1, 2)])
     if others:
         guesses.append(min(others, key=lambda corners: _layout_shift(small, corners)[1]))
-    fitting = [pool.submit(_fitted, levels, corners) for corners in guesses]
+    best = _first_sure(levels, pool, best, [partial(_fitted, levels, corners)
+                                            for corners in guesses])
+    if _sure(levels, best):
+        return best
     # stripes can outweigh a small board's lines even there: pair its next two directions too
-    rescaling = [pool.submit(_rescaled_if_off, levels, corners)
-                 for subset in regions[-1] + _closer_regions(small)  # the last size's segments
-                 for corners in _lattices(subset, [(0, 1), (1, 2)])]
-    fitting += [pool.submit(_fitted, levels, done.result()) for done in rescaling]
-    for done in fitting:
-        best = _better(best, done.result())
+    rescaled = [partial(_fitted_rescaled, levels, corners)
+                for subset in regions[-1] + _closer_regions(small)  # the last size's segments
+                for corners in _lattices(subset, [(0, 1), (1, 2)])]
+    return _first_sure(levels, pool, best, rescaled)
+
+
+def _first_sure(levels, pool, best, tasks):
+    """`best` or a better fit of those `tasks` (each returns a fit) make, weighed in order,
+    run side by side: the first sure fit ends it, the tasks not yet begun are not run
+    (the last stage's guesses cost up to ~750 ms each, and an early one is often sure)."""
+    running = deque()
+    for task in tasks:
+        running.append(pool.submit(task))
+        if len(running) < SEARCH_THREADS:
+            continue
+        best = _better(best, running.popleft().result())
+        if _sure(levels, best):
+            break
+    else:
+        while running and not _sure(levels, best):
+            best = _better(best, running.popleft().result())
+    for left in running:
+        left.cancel()
     return best
+
+
+def _fitted_rescaled(levels, corners):
+    """_fitted of a lattice put onto the scale the premium layout fits best."""
+    return _fitted(levels, _rescaled_if_off(levels, corners))
 
 
 def _crossing_fit(levels, size: list, best):
