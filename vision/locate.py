@@ -155,7 +155,7 @@ def _search(levels):
 def _search_with(levels, pool):
     small, scale = levels[-1]
     best = segments = None
-    seen = []  # (segments, their lattices, their grid regions once looked at)
+    seen: list[_Look] = []
     current = None
     for side in LSD_SIDES:
         segments = _segments(small, side)
@@ -168,7 +168,7 @@ def _search_with(levels, pool):
         best = _better(best, current)
         if _sure(levels, best) or _settled(levels, best, previous, current):
             return best
-        seen.append([segments, lattices, None])
+        seen.append(_Look(segments, lattices))
         if not _plausible(current):  # stripes' directions, not the board's
             best = _crossing_fit(levels, seen[-1], best)
             if _sure(levels, best):
@@ -177,12 +177,11 @@ def _search_with(levels, pool):
         return best
     # only then where the other sizes' lines cross: a grid fitted to a crowd of tiles there
     # can pass for sure, where a larger size's lattice would have found the board
-    for size in seen:
-        if size[2] is None:
-            best = _crossing_fit(levels, size, best)
+    for look in seen:
+        if look.regions is None:
+            best = _crossing_fit(levels, look, best)
             if _sure(levels, best):
                 return best
-    regions = [places for _, _, places in seen]
     fits = [fit for fit in map(lambda quad: _comb_in_quad(small, quad),
                                _outline_candidates(small)) if fit is not None]
     # rank the combs as the refined grids are ranked: line evidence less layout misfit
@@ -197,7 +196,7 @@ def _search_with(levels, pool):
         return best
     # stripes can outweigh a small board's lines even there: pair its next two directions too
     rescaled = [partial(_fitted_rescaled, levels, corners)
-                for subset in regions[-1] + _closer_regions(small)  # the last size's segments
+                for subset in seen[-1].regions + _closer_regions(small)  # the last size's places
                 for corners in _lattices(subset, [(0, 1), (1, 2)])]
     return _first_sure(levels, pool, best, rescaled)
 
@@ -227,12 +226,21 @@ def _fitted_rescaled(levels, corners):
     return _fitted(levels, _rescaled_if_off(levels, corners))
 
 
-def _crossing_fit(levels, size: list, best):
-    """`best` or a better fit of the lattices where one size's segments cross (`size`:
-    segments, lattices, grid regions; the regions are filled in), stopping at a sure fit."""
-    segments, lattices, _ = size
-    size[2] = _grid_regions(segments, levels[-1][0].shape)
-    for lattice in _crossing_lattices(size[2], lattices):
+@dataclass
+class _Look:
+    """One segment size's line segments, the lattices of their strongest directions, and the
+    places where they cross (once looked at)."""
+
+    segments: tuple
+    lattices: list
+    regions: list | None = None
+
+
+def _crossing_fit(levels, look: _Look, best):
+    """`best` or a better fit of the lattices where one size's segments cross (the look's
+    regions are filled in), stopping at a sure fit."""
+    look.regions = _grid_regions(look.segments, levels[-1][0].shape)
+    for lattice in _crossing_lattices(look.regions, look.lattices):
         best = _better(best, _fitted(levels, lattice))
         if _sure(levels, best):
             break
