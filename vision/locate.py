@@ -25,6 +25,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 
 import cv2
 import numpy as np
@@ -205,17 +206,11 @@ def _first_sure(levels, pool, best, tasks):
     """`best` or a better fit of those `tasks` (each returns a fit) make, weighed in order,
     run side by side: the first sure fit ends it, the tasks not yet begun are not run
     (the last stage's guesses cost up to ~750 ms each, and an early one is often sure)."""
-    running = deque()
-    for task in tasks:
-        running.append(pool.submit(task))
-        if len(running) < SEARCH_THREADS:
-            continue
+    waiting = iter(tasks)
+    running = deque(pool.submit(task) for task in islice(waiting, SEARCH_THREADS))
+    while running and not _sure(levels, best):
         best = _better(best, running.popleft().result())
-        if _sure(levels, best):
-            break
-    else:
-        while running and not _sure(levels, best):
-            best = _better(best, running.popleft().result())
+        running.extend(pool.submit(task) for task in islice(waiting, 1))
     for left in running:
         left.cancel()
     return best
