@@ -27,6 +27,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from models.dataset import MAX_CROPS, generate, training_seeds
+from models.fonts import listed
 from vision.cells import CROP
 from vision.classifier import (
     BLANK,
@@ -38,6 +39,7 @@ from vision.classifier import (
     TURNED,
     load_model,
 )
+from vision.render import add_training_fonts, font_paths
 
 MEAN, STD = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)
 TURNED_SHARE = 0.12  # share of letter tiles shown turned 90/180/270 as the '~' class
@@ -231,7 +233,7 @@ def training_data(seed: int, shots: int, workers: int, cache: Path | None, varie
                   any_box: float = 0.0):
     """Crops of `shots` rendered photos from the seed's own range, and a small validation set."""
     name = (f"crops_seed{seed}_shots{shots}{'_variety' if variety else ''}"
-            f"{f'_any{any_box:g}' if any_box else ''}.npz")
+            f"{f'_any{any_box:g}' if any_box else ''}_fonts{len(font_paths('train'))}.npz")
     file = cache / name if cache else None
     if file is not None and file.exists():
         with np.load(file) as saved:
@@ -268,6 +270,20 @@ def pooled_data(runs: list[tuple[int, int, float]], workers: int, cache: Path | 
     join = np.concatenate
     return (crops[:at], join(labels),
             (join([v[0] for v in vals]), join([v[1] for v in vals])))
+
+
+def _extra_fonts(parser: argparse.ArgumentParser, folder: Path | None) -> int:
+    """Add the fonts below `folder` (models.fonts' list) to the training split; how many."""
+    if folder is None:
+        return 0
+    try:
+        count = add_training_fonts(folder, listed()[1])
+    except ValueError as exc:
+        parser.error(f"--fonts: {exc}")
+    if count == 0:
+        parser.error(f"--fonts: {folder} holds no usable font (run python -m models.fonts {folder})")
+    print(f"fonts: {count} more for training from {folder}", flush=True)
+    return count
 
 
 def _run(parser: argparse.ArgumentParser, text: str, any_box: float) -> tuple[int, int, float]:
@@ -329,7 +345,10 @@ def main(argv=None) -> None:
     parser.add_argument("--any-box", type=_share, default=0.0, metavar="SHARE",
                         help="share of photos showing a box of random colours (0..1)")
     parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
+    parser.add_argument("--fonts", type=Path, metavar="DIR",
+                        help="more training fonts, fetched there by `python -m models.fonts DIR`")
     args = parser.parse_args(argv)
+    extra = _extra_fonts(parser, args.fonts)
     also = [_run(parser, text, args.any_box) for text in args.also]
     torch.set_num_threads(args.threads)
     t0 = time.time()
@@ -345,7 +364,7 @@ def main(argv=None) -> None:
     meta = {"seed": args.seed, "shots": args.shots, "also": args.also, "crops": int(len(crops)),
             "epochs": args.epochs, "width": args.width, "variety": args.variety,
             "shake": args.shake, "soften": args.soften, "longest": args.longest,
-            "any_box": args.any_box, "train_threads": args.threads,
+            "any_box": args.any_box, "train_threads": args.threads, "extra_fonts": extra,
             "params": sum(p.numel() for p in model.parameters()),
             "val_accuracy": round(accuracy(model, *val), 5),
             "data_seconds": round(data_s), "train_seconds": round(train_s),
@@ -357,6 +376,7 @@ def main(argv=None) -> None:
                        f"{f' --longest {args.longest}' if args.longest != LONGEST else ''}"
                        f"{''.join(f' --also {text}' for text in args.also)}"
                        f"{f' --any-box {args.any_box:g}' if args.any_box else ''}"
+                       f"{' --fonts DIR' if extra else ''}"
                        f" --name {args.name} --out models/"}
     path, meta = shipped(model, args.out, meta, val, args.name)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB), val acc {meta['val_accuracy']} "

@@ -94,6 +94,25 @@ def test_a_motion_blur_line_not_odd_is_refused(text, capsys):
     assert f"{text!r}: expected an odd number of px" in capsys.readouterr().err
 
 
+def test_the_extra_training_fonts_are_listed_as_data():
+    from models.fonts import listed
+
+    packages, skip = listed()
+    assert len(packages) >= 10 and all(name.startswith("fonts-") for name in packages)
+    assert len(set(packages)) == len(packages) and skip == ("NimbusSans",)
+
+
+def test_a_fonts_folder_without_fonts_is_refused_by_name(tmp_path, capsys):
+    from models.train import main
+
+    with pytest.raises(SystemExit):
+        main(["--fonts", str(tmp_path)])
+    assert f"{tmp_path} holds no usable font (run python -m models.fonts" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--fonts", str(tmp_path / "missing")])
+    assert "no such folder of fonts" in capsys.readouterr().err
+
+
 def test_the_8_bit_model_reads_through_the_reader(tiny_model):
     model = load_model(str(tiny_model / "tiles-second.onnx"))
     log_probs, embeddings = model.run(np.zeros((3, 48, 48, 3), np.uint8))

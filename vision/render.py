@@ -36,7 +36,8 @@ from vision.render_styles import (
     shade,
 )
 
-__all__ = ["Shot", "render_photo", "STYLES", "CALIBRATION_STYLES", "ANY_STYLES", "font_paths"]
+__all__ = ["Shot", "render_photo", "STYLES", "CALIBRATION_STYLES", "ANY_STYLES", "font_paths",
+           "add_training_fonts"]
 ALL_STYLES = STYLES + CALIBRATION_STYLES + ANY_STYLES
 
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts")
@@ -112,10 +113,32 @@ def _font_split() -> dict[str, list[str]]:
 
 
 def font_paths(split: str = "train") -> list[str]:
-    """Font files (with Cyrillic, Latin and digits) in the split "train", "heldout" or "all"."""
+    """Font files (with Cyrillic, Latin and digits) in the split "train", "heldout" or "all";
+    "train" and "all" also hold the fonts add_training_fonts added in this process."""
     if split not in ("train", "heldout", "all"):
         raise ValueError(f"unknown font split {split!r}")
-    return list(_font_split()[split])
+    return list(_font_split()[split]) + (_EXTRA_FONTS if split != "heldout" else [])
+
+
+_EXTRA_FONTS: list[str] = []  # training fonts from outside the system's font folders
+
+
+def add_training_fonts(folder, skip: tuple[str, ...] = ()) -> int:
+    """Add the usable font files below `folder` (but those whose names start with one of
+    `skip`) to this process's training split, and return how many. A font of a held-out
+    family is refused (ValueError): held-out fonts must stay unseen."""
+    root = Path(os.path.expanduser(folder))
+    if not root.is_dir():
+        raise ValueError(f"{folder}: no such folder of fonts")
+    files = sorted(str(p) for p in root.rglob("*") if p.suffix.lower() in (".ttf", ".otf")
+                   and not p.name.startswith(tuple(skip)))
+    usable = [p for p in files if _has_glyphs(p) and p not in _font_split()["all"]]
+    held = {_family(p) for p in _font_split()["heldout"]}
+    clash = sorted(Path(p).name for p in usable if _family(p) in held)
+    if clash:
+        raise ValueError(f"{folder}: fonts of held-out families: {', '.join(clash)}")
+    _EXTRA_FONTS.extend(p for p in usable if p not in _EXTRA_FONTS)
+    return len(usable)
 
 
 @lru_cache(maxsize=256)
