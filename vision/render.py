@@ -70,8 +70,12 @@ def _font_files() -> list[str]:
     for d in FONT_DIRS:
         root = Path(os.path.expanduser(d))
         if root.is_dir():
-            files += [str(p) for p in root.rglob("*") if p.suffix.lower() in (".ttf", ".otf")]
+            files += _fonts_below(root)
     return sorted(set(files))
+
+
+def _fonts_below(root: Path) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.suffix.lower() in (".ttf", ".otf")]
 
 
 def _has_glyphs(path: str) -> bool:
@@ -130,8 +134,7 @@ def add_training_fonts(folder, skip: tuple[str, ...] = ()) -> int:
     root = Path(os.path.expanduser(folder))
     if not root.is_dir():
         raise ValueError(f"{folder}: no such folder of fonts")
-    files = sorted(str(p) for p in root.rglob("*") if p.suffix.lower() in (".ttf", ".otf")
-                   and not p.name.startswith(tuple(skip)))
+    files = sorted(p for p in _fonts_below(root) if not Path(p).name.startswith(tuple(skip)))
     usable = [p for p in files if _has_glyphs(p) and p not in _font_split()["all"]]
     held = {_family(p) for p in _font_split()["heldout"]}
     clash = sorted(Path(p).name for p in usable if _family(p) in held)
