@@ -296,6 +296,12 @@ def test_refuses_a_wrong_number_of_tiles(box, tmp_path):
         build_profile(box["empty"], short, "x", "erudit", tmp_path)
 
 
+def test_refuses_an_alphabet_photo_with_nothing_laid_out(box, tmp_path):
+    bare = photo(tmp_path, "bare", EMPTY, 6)  # the empty board again, another shot
+    with pytest.raises(ProfileError, match=r"bare.png: no tiles, expected 33 \(32 letters"):
+        build_profile(box["empty"], bare, "x", "erudit", tmp_path)
+
+
 def test_refuses_a_tile_laid_beyond_the_alphabet(box, tmp_path):
     board = list(ALPHABET)
     board[10] = "......А........"
