@@ -37,7 +37,6 @@ MISREAD = 0.9  # the general model reads another letter at least this surely ...
 EXPECTED_LOW = 0.02  # ... and the letter laid there at most this likely: out of order
 MISREADS_ALLOWED = 3  # more such cells than this mean the letters are out of order
 SEARCH = 2  # tiles are told from empty cells among the SEARCH × expected most tile-like
-STRAY = 2  # cells off the empty board's colours that a photo with nothing laid out may show
 
 
 def check_name(name: str) -> None:
@@ -138,8 +137,8 @@ def read_alphabet(path, ruleset: Ruleset, empty: dict):
     occupied = np.where(laid, occupied | off, occupied & off)
     count = int(occupied.sum())
     if count != len(symbols):
-        # the tile-like cells of a photo with nothing laid out are the likeliest few empties
-        found = "no tiles" if off.sum() <= STRAY else f"{count} tiles"
+        # with nothing laid out, the cells counted are merely the most tile-like empty squares
+        found = f"{count} tiles" if off.any() else "no tiles"
         raise ProfileError(f"alphabet photo {path}: {found}, expected {len(symbols)} "
                            f"({len(ruleset.alphabet)} letters and the star)")
     if not np.array_equal(occupied, laid):
