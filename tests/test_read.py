@@ -30,6 +30,7 @@ from vision.read import (
     DECISIVE_VOTE,
     FIRST_ORIENTATION_TILES,
     _vote_turns,
+    decided,
     read_board,
     read_photo,
     uncertain_cells,
@@ -228,8 +229,32 @@ def test_uncertain_cells_offer_at_most_three_candidates():
     for item in reading.uncertain:
         assert item["cell"][0] in "ABCDEFGHIJKLMNO" and 1 <= int(item["cell"][1:]) <= 15
         assert 1 <= len(item["candidates"]) <= 3
-        probs = [p for _, p in item["candidates"]]
+        column, row = "ABCDEFGHIJKLMNO".index(item["cell"][0]), int(item["cell"][1:]) - 1
+        assert item["candidates"][0][0] == reading.board[row][column]  # the board's reading
+        probs = [p for _, p in item["candidates"][1:]]
         assert probs == sorted(probs, reverse=True)
+
+
+def test_whether_a_tile_is_there_is_decided_before_which_letter():
+    labels = [".", "*", "А", "Б"]
+    grid = _sure_empty_board(labels)
+    grid[0, 0] = [0.3, 0.28, 0.22, 0.2]  # a tile (70 %), its letters torn: not the empty square
+    grid[0, 1] = [0.55, 0.3, 0.1, 0.05]  # more likely empty than a tile
+    grid[0, 2] = [0.0, 0.0, 0.4, 0.6]
+    assert decided(grid)[0, :3].tolist() == [1, 0, 3]
+    first, second, third = uncertain_cells(grid, labels)
+    assert first == {"cell": "A1", "candidates": [["*", 0.28], [".", 0.3], ["А", 0.22]]}
+    assert second == {"cell": "B1", "candidates": [[".", 0.55], ["*", 0.3], ["А", 0.1]]}
+    assert third["candidates"] == [["Б", 0.6], ["А", 0.4]]
+
+
+def test_a_square_half_taken_for_a_tile_of_no_letter_in_particular_stays_empty():
+    labels = [".", "*", "А", "Б", "В", "Г", "Д", "Е"]
+    grid = _sure_empty_board(labels)
+    grid[7, 7] = [0.4, 0.1, 0.1, 0.08, 0.08, 0.08, 0.08, 0.08]  # the centre's printed star
+    assert decided(grid)[7, 7] == 0
+    grid[7, 7] = [0.4, 0.3, 0.1, 0.04, 0.04, 0.04, 0.04, 0.04]  # a star tile (half the share)
+    assert decided(grid)[7, 7] == 1
 
 
 def _sure_empty_board(labels) -> np.ndarray:

@@ -34,6 +34,7 @@ SURE = 0.9  # a cell whose best symbol is less likely than this is reported as u
 CANDIDATES = 3  # at most this many symbols offered for an uncertain cell
 MIN_CANDIDATE = 0.01  # symbols less likely than this are not worth offering
 TILE = 0.5  # a cell is a tile when the empty class has less than this probability
+TILE_SHARE = 0.2  # ... and read as one when its likeliest symbol holds this share of it
 MAYBE_TILE = 0.98  # cells below this empty probability are re-read once the upright is known
 ORIENTATION_TILES = 24  # the clearest tiles are enough to tell which way is up
 FIRST_ORIENTATION_TILES = 8  # read first; the rest only when these leave the vote close
@@ -140,7 +141,7 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
             log_probs[cells] = _called(log_probs[cells], empty_share, labelled)
             probs[cells] = masked(log_probs[cells], matrix)
     grid = np.rot90(probs.reshape(GRID, GRID, -1), turns, axes=(0, 1))
-    board = ["".join(labels[i] for i in row) for row in grid.argmax(axis=2)]
+    board = ["".join(labels[i] for i in row) for row in decided(grid)]
     general_grid = None if general is None else np.rot90(
         general.reshape(GRID, GRID, -1), turns, axes=(0, 1))
     return Reading(
@@ -430,6 +431,21 @@ def _read_turned(model, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return log_probs.reshape(3, len(crops), -1), embeddings.reshape(3, len(crops), -1)
 
 
+def decided(probs: np.ndarray) -> np.ndarray:
+    """The index of each cell's symbol in `probs` (..., K), the empty label first: the likeliest,
+    but a tile where a tile is likelier than not (TILE) and one symbol holds TILE_SHARE of that:
+    a tile whose letters split its probability is not read as the empty square that alone
+    outweighs each of them. A printed square half taken for a tile of no letter in particular
+    stays empty (the real box's centre star: 0.07-0.08 of the tile's share on one letter).
+    Unseen boxes 15-26, zero-shot: 308 -> 291 wrong cells (18 put right, 1 wrong); tuning
+    renders: 226 -> 225."""
+    best = probs.argmax(axis=-1)
+    tile = np.argmax(probs[..., 1:], axis=-1) + 1
+    held = np.take_along_axis(probs, tile[..., None], axis=-1)[..., 0]
+    share = held / np.maximum(1 - probs[..., 0], 1e-9)
+    return np.where((probs[..., 0] < TILE) & (share >= TILE_SHARE), tile, best)
+
+
 def uncertain_cells(grid: np.ndarray, labels: list[str],
                     general: np.ndarray | None = None) -> list[dict]:
     """Cells whose best symbol is below SURE, with up to CANDIDATES likely symbols each.
@@ -437,17 +453,18 @@ def uncertain_cells(grid: np.ndarray, labels: list[str],
     profile, also the cells where the box's references overrule it or settle its doubt
     between two symbols (TORN), offering its choices among the candidates."""
     out = []
+    chosen = decided(grid)
     for r in range(GRID):
         for c in range(GRID):
-            p = grid[r, c]
-            best = int(p.argmax())
+            p, best = grid[r, c], int(chosen[r, c])
             wanted = {best} | (set() if general is None else _doubted(general[r, c]))
             if p[best] >= SURE and wanted == {best}:
                 continue
             likely = [int(i) for i in np.argsort(-p) if p[i] >= MIN_CANDIDATE or i in wanted]
             picked = [i for i in likely if i in wanted] + [i for i in likely if i not in wanted]
-            candidates = [[labels[i], round(float(p[i]), 3)]
-                          for i in sorted(picked[:CANDIDATES], key=lambda i: -p[i])]
+            # the board's own reading first, then the others as likely as they are
+            order = sorted(picked[:CANDIDATES], key=lambda i: (i != best, -p[i]))
+            candidates = [[labels[i], round(float(p[i]), 3)] for i in order]
             out.append({"cell": f"{COLUMNS[c]}{r + 1}", "candidates": candidates})
     return out
 
