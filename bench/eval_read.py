@@ -169,7 +169,9 @@ def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | N
     LARGE_CELL px: the renders are 1.3-2 MP, where a far board's cells shrink to 20 px, unless
     `size` (width, height) asks for photos of that size (the seeds then show other photos).
     The third counts the boards a game can reach: random_board fills up to 60 % of the cells,
-    more tiles than a box of the render's ruleset holds (Scrabble 100, Эрудит 131).
+    more tiles than a box of the render's ruleset holds (Scrabble 100, Эрудит 131). The fourth
+    counts the boards both of those hold: a game's board in a photo taken as README's "Taking
+    the photos" asks.
     `jobs` renders and reads that many photos at once (the same readings; each photo's time
     is then taken while the others run)."""
     name = "synthetic held-out" if fonts == "heldout" else "synthetic tuning (training fonts)"
@@ -188,14 +190,17 @@ def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | N
 
 def _tallies(name: str) -> list[Tally]:
     return [Tally(name), Tally(f"{name}, cells of {LARGE_CELL}+ px", echo=False),
-            Tally(f"{name}, no more tiles than the box holds", echo=False)]
+            Tally(f"{name}, no more tiles than the box holds", echo=False),
+            Tally(f"{name}, both (a game's board as README's \"Taking the photos\" asks)",
+                  echo=False)]
 
 
 def _count(tallies: list[Tally], case: dict, read: tuple) -> None:
-    tally, large, playable = tallies
+    tally, large, playable, both = tallies
     reading = _noted(tally, case["tag"], read)
     tally.add(case["label"], reading, case["tag"])
-    for subset, member in ((large, case["large"]), (playable, case["playable"])):
+    for subset, member in ((large, case["large"]), (playable, case["playable"]),
+                           (both, case["large"] and case["playable"])):
         if member:
             subset.add(case["label"], reading, case["tag"], read[1])
 

@@ -31,7 +31,9 @@ def test_a_photo_from_the_other_side_is_saved_as_its_camera_saved_it(tmp_path):
 
 def test_renders_read_side_by_side_read_as_one_at_a_time():
     one, two = (eval_synthetic(2, fonts="train", jobs=jobs) for jobs in (1, 2))
-    assert len(one) == len(two) == 6  # true corners, then found: all, large cells, reachable
+    # true corners, then found: all, large cells, reachable, reachable with large cells
+    assert len(one) == len(two) == 8
+    assert one[3].boards <= min(one[1].boards, one[2].boards)
     for alone, together in zip(one, two, strict=True):
         assert (alone.name, alone.boards, alone.right, alone.silent, alone.asked, alone.failed) == \
             (together.name, together.boards, together.right, together.silent, together.asked,
