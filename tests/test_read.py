@@ -576,11 +576,13 @@ def _doubtful_cells_are_outvoted(log_probs, embeddings, before):
     from vision.read import SHIFTS
     sure = np.setdiff1d(np.arange(GRID * GRID), [7, 130])
     assert np.array_equal(log_probs[sure], before[sure]) and not embeddings[sure].any()
-    # the mean of ten readings: nine agreeing ones outvote the doubtful first reading
+    # the mean of both networks' readings of every framing: the agreeing ones outvote the
+    # doubtful first reading
+    readings = 2 * (len(SHIFTS) + 1)
     probs = np.exp(log_probs[[7, 130]])
     assert np.allclose(probs.sum(axis=1), 1) and (probs.argmax(axis=1) == 2).all()
     expected = np.exp((np.log([0.1, 0.4, 0.3, 0.1, 0.05, 0.05])
-                       + 9 * np.log([0.02, 0.02, 0.9, 0.02, 0.02, 0.02])) / 10)
+                       + (readings - 1) * np.log([0.02, 0.02, 0.9, 0.02, 0.02, 0.02])) / readings)
     assert np.allclose(probs[0], expected / expected.sum(), atol=1e-6)
     # embeddings stay this network's own (the box references are made by it)
     assert np.allclose(embeddings[[7, 130]], len(SHIFTS) / (len(SHIFTS) + 1))

@@ -62,7 +62,10 @@ MIN_UNLIKE = 2  # clear squares a kind needs for that (few corners stay empty la
 DOUBTFUL = SURE
 # the general model's runner-up this likely: it was torn between two symbols (vision.read._doubted)
 TORN = 0.2
-SHIFTS = ((2, 0), (-2, 0), (0, 2), (0, -2))  # ... from crops moved this many px (of 32 per cell)
+# ... from crops moved 2 px (of 32 per cell) each way, diagonals too: with the diagonals
+# (session 37, true corners) tuning renders 225 -> 214 wrong cells, unseen boxes 15-26
+# zero-shot 281 -> 277 (30+ px boards 70 -> 60), fewer cells asked about in both
+SHIFTS = ((2, 0), (-2, 0), (0, 2), (0, -2), (2, 2), (-2, -2), (2, -2), (-2, 2))
 WHERE = np.column_stack(np.divmod(np.arange(GRID * GRID), GRID)).astype(np.float32)
 
 
@@ -155,10 +158,10 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
 
 def _look_again(model: Model, view: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray,
                 turns: int, matrix: np.ndarray) -> None:
-    """Doubtful cells read again, in place: from crops shifted a little each way, and by a
-    second network trained another way from all five framings. Their log-probabilities become
-    the renormalised mean of the ten readings, their embeddings the mean of `model`'s five
-    (those a box profile compares). A misread of one crop's framing or of one
+    """Doubtful cells read again, in place: from crops shifted a little each way (SHIFTS), and
+    by a second network trained another way from all nine framings. Their log-probabilities
+    become the renormalised mean of the eighteen readings, their embeddings the mean of
+    `model`'s nine (those a box profile compares). A misread of one crop's framing or of one
     network rarely survives the others; sure cells are left."""
     doubtful = np.flatnonzero(masked(log_probs, matrix).max(axis=1) < DOUBTFUL)
     if len(doubtful) == 0:
