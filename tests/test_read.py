@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import threading
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -620,6 +622,28 @@ def test_profiles_see_both_networks_embeddings_side_by_side():
     assert np.allclose(joined[:, mine.shape[1]:] * np.linalg.norm(theirs, axis=1, keepdims=True),
                        theirs, atol=1e-3)
 
+
+
+class _ThreadNoting:
+    """An onnxruntime session stand-in that notes the thread each reading ran on."""
+
+    def __init__(self, name: str, threads: dict):
+        self.name, self.threads = name, threads
+
+    def run(self, _outputs, feed):
+        self.threads[self.name] = threading.current_thread()
+        count = len(feed["crops"])
+        return np.zeros((count, len(load_model().glyphs)), np.float32), np.ones((count, 4), np.float32)
+
+
+def test_a_profile_models_two_networks_read_side_by_side():
+    threads = {}
+    second = replace(load_model(), session=_ThreadNoting("second", threads))
+    model = replace(load_model(), session=_ThreadNoting("first", threads), partner=second)
+    log_probs, joined, theirs = model.run_both(np.zeros((3, CROP, CROP, 3), np.uint8))
+    assert threads["first"] is threading.current_thread()
+    assert threads["second"] is not threading.current_thread()  # read meanwhile, elsewhere
+    assert joined.shape == (3, 8) and theirs.shape == log_probs.shape == (3, len(model.glyphs))
 
 # --- real photos (../shared, skipped when absent) ----------------------------------------------
 
