@@ -623,7 +623,6 @@ def test_profiles_see_both_networks_embeddings_side_by_side():
                        theirs, atol=1e-3)
 
 
-
 class _ThreadNoting:
     """An onnxruntime session stand-in that notes the thread each reading ran on."""
 
@@ -644,6 +643,7 @@ def test_a_profile_models_two_networks_read_side_by_side():
     assert threads["first"] is threading.current_thread()
     assert threads["second"] is not threading.current_thread()  # read meanwhile, elsewhere
     assert joined.shape == (3, 8) and theirs.shape == log_probs.shape == (3, len(model.glyphs))
+
 
 # --- real photos (../shared, skipped when absent) ----------------------------------------------
 

@@ -90,8 +90,9 @@ class Reading:
 
 def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None) -> Reading:
     """Open and read one photo; `.ms` is the time from opening the file to the board."""
-    load_model() if profile is None else load_profile_model()  # one-time loading is not
-    load_second()  # part of a photo's time
+    # one-time loading is not part of a photo's time
+    load_model() if profile is None else load_profile_model()
+    load_second()
     start = time.perf_counter()
     image, scale = load_for_reading(path)
     reading = read_board(image, ruleset=ruleset, profile=profile)
