@@ -90,9 +90,11 @@ class Reading:
 
 def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None) -> Reading:
     """Open and read one photo; `.ms` is the time from opening the file to the board."""
-    # one-time loading is not part of a photo's time
-    load_model() if profile is None else load_profile_model()
-    load_second()
+    # one-time loading is not part of a photo's time (a calibrated read uses all three:
+    # its first upright vote is read by the two-thread network)
+    load_model(), load_second()
+    if profile is not None:
+        load_profile_model()
     start = time.perf_counter()
     image, scale = load_for_reading(path)
     reading = read_board(image, ruleset=ruleset, profile=profile)
