@@ -195,7 +195,7 @@ def load_for_reading(path) -> tuple[np.ndarray, float]:
         return (image.view(Reduced) if factor > 1 else image), float(factor)
     image = _decoded(name, 1)
     factor = reduction(max(image.shape[:2]))
-    if factor == 1:
+    if factor == 1 or min(image.shape[:2]) < factor:  # a sliver: the board finder refuses it
         return image, 1.0
     shrunk = cv2.resize(image, None, fx=1 / factor, fy=1 / factor, interpolation=cv2.INTER_AREA)
     return shrunk.view(Reduced), float(factor)
