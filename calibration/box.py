@@ -10,13 +10,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from calibration.references import empty_references, letter_references, model_hash
+from calibration.references import (
+    embedding_width,
+    empty_references,
+    letter_references,
+    model_hash,
+)
 from engine.errors import ProfileError
 from engine.ruleset import Layout, Ruleset
 from vision.cells import cut_cells
@@ -332,8 +338,7 @@ def load_box(folder: Path, name: str) -> Profile:
         meta = json.loads((folder / "profile.json").read_text("utf-8"))
         if meta.get("format") != FORMAT:
             raise ValueError(f"format {meta.get('format')!r}, this version reads {FORMAT}")
-        with np.load(folder / "refs.npz") as data:
-            refs, classes = data["refs"].astype(np.float32), data["classes"].astype(str)
+        refs, classes = _references(folder / "refs.npz")
         profile = Profile(name=meta["name"], ruleset=meta["ruleset"], model=meta["model"],
                           layout=list(meta["layout"]), colours=meta["colours"],
                           differences=meta["differences"], refs=normalised(refs),
@@ -342,18 +347,31 @@ def load_box(folder: Path, name: str) -> Profile:
                           alphabet_view=_view(folder, ALPHABET_VIEW, meta))
         _check_shape(profile)
         if profile.model == model_hash():
+            _check_width(profile)
             return profile
         if not profile.keeps_views:
             raise ProfileError(f"profile {name} was made with another model and keeps no "
                                "calibration photos; run erudit calibrate again")
         profile = profile.rebuilt()
         profile.save(folder)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except KeyError as exc:
+        raise ProfileError(f"profile {name!r} in {folder} is corrupt (profile.json lacks "
+                           f"{exc.args[0]!r}); run erudit calibrate again") from None
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
         raise ProfileError(f"profile {name!r} in {folder} is corrupt ({exc}); "
                            "run erudit calibrate again") from None
     print(f"erudit: profile {name} was made with another model; its references were "
           "made again from its calibration photos", file=sys.stderr)
     return profile
+
+
+def _references(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """refs.npz's reference embeddings and their classes (ValueError when it is damaged)."""
+    try:
+        with np.load(path) as data:
+            return data["refs"].astype(np.float32), data["classes"].astype(str)
+    except (zipfile.BadZipFile, EOFError, KeyError) as exc:
+        raise ValueError(f"{path.name} is damaged ({exc})") from None
 
 
 def _view(folder: Path, name: str, meta: dict) -> View | None:
@@ -381,3 +399,10 @@ def _check_shape(profile: Profile) -> None:
     missing = [g for g in profile.classes if g not in set(profile.ref_glyphs)]
     if missing:
         raise ValueError(f"no references of {''.join(missing)}")
+
+
+def _check_width(profile: Profile) -> None:
+    """References of this very model hold as many numbers as its embeddings."""
+    if profile.refs.shape[1] != embedding_width():
+        raise ValueError(f"references of {profile.refs.shape[1]} numbers, the model's "
+                         f"have {embedding_width()}")

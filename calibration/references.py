@@ -70,6 +70,12 @@ def _hash_of(paths: tuple[str, ...]) -> str:
     return digest.hexdigest()[:16]
 
 
+def embedding_width() -> int:
+    """How many numbers one reference holds: both networks' embeddings side by side."""
+    model = load_profile_model()
+    return sum(int(each.session.get_outputs()[1].shape[1]) for each in (model, model.partner))
+
+
 def embed(crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Glyph log-probabilities and L2-normalised embeddings of (N, H, W, 3) crops."""
     log_probs, embeddings = load_profile_model().run(np.ascontiguousarray(crops))

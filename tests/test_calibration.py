@@ -344,6 +344,34 @@ def test_refuses_unknown_corrupt_and_stale_profiles(box, tmp_path):
         load_profile("stale", tmp_path)
 
 
+
+def test_refuses_damaged_references_and_missing_fields(box, tmp_path):
+    """Each kind of damage is named, not left to a traceback from numpy or zipfile."""
+    source = profile_folder("green", box["data"])
+    meta = json.loads((source / "profile.json").read_text("utf-8"))
+    with np.load(source / "refs.npz") as data:
+        refs, classes = data["refs"], data["classes"]
+    cases = {
+        "cut": ("refs.npz is damaged", lambda f: (f / "refs.npz").write_bytes(
+            (source / "refs.npz").read_bytes()[:1000])),
+        "narrow": (f"references of 10 numbers, the model's have {refs.shape[1]}",
+                   lambda f: np.savez(f / "refs.npz", refs=refs[:, :10], classes=classes)),
+        "unlabelled": ("refs.npz is damaged .*classes",
+                       lambda f: np.savez(f / "refs.npz", refs=refs)),
+        "unruled": ("profile.json lacks 'ruleset'",
+                    lambda f: (f / "profile.json").write_text(json.dumps(
+                        {k: v for k, v in meta.items() if k != "ruleset"}), "utf-8")),
+    }
+    for name, (reason, damage) in cases.items():
+        folder = profile_folder(name, tmp_path)
+        folder.mkdir(parents=True)
+        for file in ("refs.npz", "profile.json"):
+            (folder / file).write_bytes((source / file).read_bytes())
+        damage(folder)
+        with pytest.raises(ProfileError, match=f"profile '{name}' .* is corrupt \\({reason}"):
+            load_profile(name, tmp_path)
+
+
 def test_a_profile_outlives_a_model_update(box, tmp_path, capsys):
     """A profile keeps its calibration photos' top-down views, so a new model makes its own
     references from them the first time the profile is loaded: the player calibrates once."""
