@@ -267,7 +267,7 @@ class Profile:
                          f"cells: {cells}")
         else:
             lines.append(f"layout matches ruleset {self.ruleset}")
-        colours = ", ".join(f"{code} #{_hex(c['bgr'])}" for code, c in self.colours.items())
+        colours = ", ".join(f"{code} #{hex_colour(c['bgr'])}" for code, c in self.colours.items())
         lines.append(f"square colours: {colours}")
         letters = ("".join(self.letters) if self.letters
                    else "none (no alphabet photo): letters are read by the general model")
@@ -275,12 +275,16 @@ class Profile:
         return lines
 
     # -- files ---------------------------------------------------------------------------
+    def meta(self) -> dict:
+        """profile.json's content, but for the kept views' turns."""
+        return {"format": FORMAT, "name": self.name, "ruleset": self.ruleset,
+                "model": self.model, "layout": self.layout, "colours": self.colours,
+                "differences": self.differences, "letters": self.letters}
+
     def save(self, folder: Path) -> None:
         """Write the profile's files, each whole or not at all (a rebuild may be cut short)."""
         folder.mkdir(parents=True, exist_ok=True)
-        meta = {"format": FORMAT, "name": self.name, "ruleset": self.ruleset,
-                "model": self.model, "layout": self.layout, "colours": self.colours,
-                "differences": self.differences, "letters": self.letters}
+        meta = self.meta()
         for name, view in ((EMPTY_VIEW, self.empty_view), (ALPHABET_VIEW, self.alphabet_view)):
             if view is not None:
                 _replace(folder / name, lambda path, v=view: _write_png(path, v.board))
@@ -325,7 +329,8 @@ def _replace(path: Path, write) -> None:
     os.replace(part, path)
 
 
-def _hex(bgr) -> str:
+def hex_colour(bgr) -> str:
+    """The hex digits (rrggbb) of a BGR colour."""
     b, g, r = (int(round(x)) for x in bgr)
     return f"{r:02x}{g:02x}{b:02x}"
 

@@ -14,15 +14,17 @@ model makes its own references when the profile is first loaded by it).
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 
-from calibration.box import Profile, load_box
+from calibration.box import Profile, hex_colour, load_box
 from calibration.build import build, check_name
 from engine.errors import ProfileError, RulesetError
 from engine.ruleset import Ruleset, load_ruleset
 
-__all__ = ["Profile", "ProfileError", "build_profile", "load_profile", "profile_folder"]
+__all__ = ["Profile", "ProfileError", "build_profile", "describe", "load_profile",
+           "profile_folder", "saved_profiles"]
 
 
 def profile_folder(name: str, data_dir) -> Path:
@@ -55,3 +57,28 @@ def load_profile(name: str, data_dir) -> Profile:
 @lru_cache(maxsize=8)
 def _cached(folder: str, name: str, stamp: int) -> Profile:
     return load_box(Path(folder), name)
+
+
+def describe(meta: dict) -> dict:
+    """What a profile says of its box, for a player: its ruleset, the layout read from the
+    empty board and where it differs from the ruleset's, the letters it knows by sight, and
+    each kind of square's colour (#rrggbb). `meta` is profile.json's content."""
+    colours = {code: f"#{hex_colour(colour['bgr'])}" for code, colour in meta["colours"].items()}
+    return {"name": meta["name"], "ruleset": meta["ruleset"], "layout": list(meta["layout"]),
+            "differences": list(meta["differences"]), "letters": "".join(meta["letters"]),
+            "colours": colours}
+
+
+def saved_profiles(data_dir) -> list[dict]:
+    """describe() of every profile saved under `data_dir`, by name, from profile.json alone
+    (no model is loaded); a damaged one as {"name", "error"}."""
+    root = Path(data_dir) / "profiles"
+    found = []
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        if not (folder / "profile.json").is_file():
+            continue
+        try:
+            found.append(describe(json.loads((folder / "profile.json").read_text("utf-8"))))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            found.append({"name": folder.name, "error": f"damaged ({exc}); calibrate it again"})
+    return found

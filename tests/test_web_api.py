@@ -245,6 +245,8 @@ def test_new_game_settings_are_checked(client):
     bad = [({"player": ["Аня"]}, "2–4 players"),
            ({"player": ["А", "Б"], "ruleset": "../../etc/passwd"}, "unknown ruleset"),
            ({"player": ["А", "Б"], "target": "много"}, "whole number"),
+           ({"player": ["А", "Б"], "target": "9" * 30}, "whole number up to 10000"),
+           ({"player": ["А", "Б"], "profile": "nobox"}, "unknown profile 'nobox'"),
            ({"player": ["А", "Б"], "word_check": "maybe"}, "word check"),
            ({"player": ["А", "А"]}, "same name"),
            ({"player": ["А", "Б"], "profile": "../x"}, "profile name")]

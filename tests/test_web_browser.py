@@ -157,3 +157,27 @@ def test_a_short_game_in_the_browser(server, phone, photos, tmp_path):
     snap(page, "07-game-english")
     page.locator("#join").scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENS / "08-join.png"))
+
+
+def test_a_box_calibrated_in_the_browser(server, phone, tmp_path):
+    """The setup page from a phone: a wrong photo is refused on the page, the right two make
+    the box, and the new-game form then offers it."""
+    from test_calibration import ALPHABET, BOARD, EMPTY, photo
+
+    page = phone
+    page.goto(server + "/?lang=ru")
+    page.click("a:has-text('Откалибровать набор')")
+    page.wait_for_selector('input[name="empty"]')
+    page.fill('input[name="name"]', "kitchen")
+    page.set_input_files('input[name="empty"]', str(photo(tmp_path, "game", BOARD, 4)))
+    page.click("button.primary")
+    page.wait_for_selector("#flash:not([hidden])")
+    assert "фото пустой доски game.png: на " in page.inner_text("#flash")
+    page.set_input_files('input[name="empty"]', str(photo(tmp_path, "empty", EMPTY, 1)))
+    page.set_input_files('input[name="alphabet"]', str(photo(tmp_path, "abc", ALPHABET, 2)))
+    page.click("button.primary")
+    page.wait_for_selector("#box-kitchen")
+    assert "раскладка совпадает с правилами" in page.inner_text("#box-kitchen")
+    snap(page, "09-box-setup")
+    page.goto(server + "/")
+    assert page.locator('select[name="profile"] option[value="kitchen"]').count() == 1

@@ -20,7 +20,7 @@ from engine.errors import EruditError
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
 
 from . import answer, db, guard, i18n
-from .views import home, play, review
+from .views import boxes, home, play, review
 
 MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
 
@@ -53,7 +53,7 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
     app.register_error_handler(Exception, answer.handle_unexpected)
     app.jinja_env.globals.update(_=i18n.gettext, lang=i18n.lang, tr=i18n.translate_error,
                                  csrf_token=guard.csrf_token, formula=formula)
-    for blueprint in (home.bp, play.bp, review.bp):
+    for blueprint in (home.bp, play.bp, review.bp, boxes.bp):
         app.register_blueprint(blueprint)
     return app
 

@@ -21,9 +21,13 @@ class BadInput(EruditError):
     """A form field missing or malformed."""
 
 
+class Conflict(EruditError):
+    """The request would overwrite something the user did not ask to replace."""
+
+
 STATUS = [(NotFound, 404), (Forbidden, 403), (Stale, 409), (PhotoTooLarge, 413),
           (PhotoError, 422), (MoveError, 422), (BoardTextError, 400), (BadInput, 400),
-          (GameError, 409), (EruditError, 400)]
+          (Conflict, 409), (GameError, 409), (EruditError, 400)]
 
 
 def wants_json() -> bool:

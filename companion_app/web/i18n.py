@@ -29,7 +29,9 @@ RU = {
     "warn about unknown words": "предупреждать о незнакомых словах",
     "strict: refuse unknown words": "строго: не принимать незнакомые",
     "off": "выключена",
-    "Calibrated box (profile name, optional)": "Откалиброванный набор (имя профиля, необязательно)",
+    "Calibrated box": "Откалиброванный набор",
+    "none: the general reader": "нет: общее распознавание",
+    "Calibrate a box…": "Откалибровать набор…",
     "Start the game": "Начать игру",
     "Games are not listed here: the game page shows a link and a QR code for the other phones "
     "at the table. Keep the link to come back.":
@@ -120,6 +122,35 @@ RU = {
     "The convention: a common noun in the nominative singular (pluralia tantum allowed).":
         "Уговор: нарицательное существительное в именительном падеже единственного числа "
         "(слова только множественного числа — можно).",
+    # the box setup page
+    "Calibrate a box": "Калибровка набора",
+    "Two photos teach the app your own box: the board with no tiles on it (its premium "
+    "squares and their colours in your light) and, if you like, every tile laid out in "
+    "alphabet order — the ruleset's letters, then the star, row by row from the top-left "
+    "corner. Its letters are then read as your box prints them.":
+        "Два фото знакомят помощника с вашим набором: доска без фишек (её премиальные клетки и "
+        "их цвета при вашем свете) и, по желанию, все фишки, выложенные по алфавиту — буквы "
+        "правил, затем звёздочка, ряд за рядом от левого верхнего угла. Тогда буквы читаются "
+        "такими, какими их печатает ваш набор.",
+    "Calibrating…": "Калибрую…",
+    "Name of the box": "Название набора",
+    "Photo of the empty board": "Фото пустой доски",
+    "Photo of the tiles in alphabet order (optional)": "Фото фишек по алфавиту (необязательно)",
+    "replace a box of the same name": "заменить набор с тем же названием",
+    "Calibrate": "Откалибровать",
+    "Rules": "Правила",
+    "its layout differs from the rules' at {n} cells (outlined); games with this box use the "
+    "box's layout":
+        "раскладка отличается от правил в {n} клетках (обведены); в играх с этим набором "
+        "действует раскладка набора",
+    "its layout is the rules' layout": "раскладка совпадает с правилами",
+    "Layout of the box": "Раскладка набора",
+    "Square colours": "Цвета клеток",
+    "plain square": "обычная клетка",
+    "centre": "центр",
+    "Letters known by sight": "Буквы, изученные по фото",
+    "No alphabet photo: letters are read by the general model.":
+        "Фото алфавита нет: буквы читает общая модель.",
     # premiums (engine.ruleset.PREMIUM_NAMES)
     "×2 letter": "×2 буква",
     "×3 letter": "×3 буква",
@@ -148,6 +179,28 @@ RU = {
 
 # Error messages (ours and the engine's): English pattern → Russian, with the same groups.
 RU_ERRORS = [
+    # calibration (calibration.build, companion_app.web.views.boxes)
+    (r"empty photo (.+?): (.+)", "фото пустой доски {0}: {1}"),
+    (r"alphabet photo (.+?): (.+)", "фото алфавита {0}: {1}"),
+    (r"(\d+) cells hold tiles \((.+)\); photograph the board with no tiles on it",
+     "на {0} клетках лежат фишки ({1}); снимите доску без фишек"),
+    (r"(\d+) tiles, expected (\d+) \((\d+) letters and the star\)",
+     "фишек {0}, а нужно {1} ({2} букв и звёздочка)"),
+    (r"no tiles, expected (\d+) \((\d+) letters and the star\)",
+     "фишек нет, а нужно {0} ({1} букв и звёздочка)"),
+    (r"the tiles are not laid row by row from the top-left corner",
+     "фишки выложены не ряд за рядом от левого верхнего угла"),
+    (r"letters out of order at (\d+) cells: (.+)", "буквы не по порядку в {0} клетках: {1}"),
+    (r"profile name '(.*)': use letters, digits, '-', '_' or '\.'",
+     "название набора '{0}': только буквы, цифры, '-', '_' или '.'"),
+    (r"a box named '(.+)' is already calibrated: choose another name or replace it",
+     "набор '{0}' уже откалиброван: выберите другое название или замените его"),
+    (r"no photo of the empty board \(field 'empty'\)", "нет фото пустой доски (поле 'empty')"),
+    (r"unknown profile '(.+)' \(no (.+)\); run erudit calibrate",
+     "набор '{0}' не откалиброван (нет {1}); откалибруйте его"),
+    (r"damaged \((.*)\); calibrate it again", "повреждён ({0}); откалибруйте его заново"),
+    (r"the target score must be a whole number up to (\d+), not '(.*)'",
+     "предел очков — целое число до {0}, а не '{1}'"),
     (r"the game has moved on \(next turn is (\d+), not (\d+)\); reload the page",
      "игра ушла вперёд (следующий ход {0}, а не {1}); обновите страницу"),
     (r"this photo's proposal was replaced or discarded; reload the page",

@@ -131,6 +131,13 @@ def grid(rows: list[str], game: Game, new: list[str], placed: dict[str, int]) ->
     } for c in range(SIZE)] for r in range(SIZE)]
 
 
+def layout_grid(rows: list[str], marked: list[str]) -> list[list[dict]]:
+    """A box's premium layout as empty cells for the page, the `marked` cells outlined."""
+    return [[{"cell": cell_name(r, c), "symbol": ".", "new": cell_name(r, c) in marked,
+              "premium": _premium_class(rows[r][c], (r, c) == (7, 7)), "star": False,
+              "turn": None} for c in range(SIZE)] for r in range(SIZE)]
+
+
 def _premium_class(code: str, centre: bool) -> str:
     names = {"l": "l2", "L": "l3", "w": "w2", "W": "w3"}
     return names.get(code, "centre" if centre else "")

@@ -1,8 +1,7 @@
-"""The home page: nothing but "new game" (other games are never listed), and starting one."""
+"""The home page: "new game" (other games are never listed, boxes are set up on /boxes), and
+starting one."""
 
 from __future__ import annotations
-
-import re
 
 from flask import Blueprint, jsonify, redirect, render_template, request, url_for
 
@@ -19,13 +18,16 @@ bp = Blueprint("home", __name__)
 
 DEFAULT_TARGET = 200
 MAX_NAME = 40
-PROFILE_NAME = re.compile(r"^[\w-]{1,40}$")
+MAX_TARGET = 10_000  # far above any game's score; the database keeps 64-bit numbers
 
 
 @bp.get("/")
 def index():
-    rulesets = [(name, load_ruleset(name, data_dir()).title) for name in ruleset_names(data_dir())]
-    return render_template("home.html", rulesets=rulesets, modes=MODES, target=DEFAULT_TARGET)
+    from calibration.profile import saved_profiles
+
+    boxes = [box["name"] for box in saved_profiles(data_dir()) if "error" not in box]
+    return render_template("home.html", rulesets=ruleset_choices(), modes=MODES,
+                           target=DEFAULT_TARGET, boxes=boxes)
 
 
 @bp.post("/games")
@@ -35,12 +37,11 @@ def create():
     target = _target(form.get("target", ""))
     word_check = form.get("word_check", "warn")
     profile = form.get("profile", "").strip() or None
-    name = form.get("ruleset", "erudit")
-    # Only installed names reach the loader: a name is never a path from the request.
-    if name not in ruleset_names(data_dir()):
-        raise BadInput(f"unknown ruleset {name!r}")
-    if profile is not None and not PROFILE_NAME.match(profile):
-        raise BadInput("a profile name is letters, digits, '-' and '_' only")
+    name = installed_ruleset(form.get("ruleset", "erudit"))
+    if profile is not None:
+        from calibration.build import check_name
+
+        check_name(profile)
     ruleset = store.ruleset_for(name, profile, data_dir())
     Game(ruleset, names, target=target, word_check=word_check)  # checks the settings
     if len(set(names)) != len(names):
@@ -52,10 +53,23 @@ def create():
     return redirect(url_for("play.page", token=token), code=303)
 
 
+def ruleset_choices() -> list[tuple[str, str]]:
+    """(name, title) of each installed ruleset, for a form's select."""
+    return [(name, load_ruleset(name, data_dir()).title) for name in ruleset_names(data_dir())]
+
+
+def installed_ruleset(name: str) -> str:
+    """`name` when it is an installed ruleset: a name from a request is never a path."""
+    if name not in ruleset_names(data_dir()):
+        raise BadInput(f"unknown ruleset {name!r}")
+    return name
+
+
 def _target(text: str) -> int | None:
     text = text.strip()
     if not text or text == "0":
         return None
-    if not text.isdigit():
-        raise BadInput(f"the target score must be a whole number, not {text!r}")
+    if not text.isdigit() or int(text) > MAX_TARGET:
+        raise BadInput(f"the target score must be a whole number up to {MAX_TARGET}, "
+                       f"not {text!r}")
     return int(text)

@@ -1,0 +1,101 @@
+"""The box setup page: teach the app one particular box from two photos, as `erudit calibrate`
+does, and see the boxes it knows. A game then names its box on the home page."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from flask import Blueprint, jsonify, redirect, render_template, request, url_for
+
+from engine.errors import EruditError, PhotoError, ProfileError
+from engine.ruleset import PREMIUM_NAMES
+
+from ..answer import BadInput, Conflict, status_of, wants_json
+from ..i18n import translate_error
+from ..state import layout_grid
+from ..uploads import check_image
+from .home import installed_ruleset, ruleset_choices
+from .play import data_dir
+
+bp = Blueprint("boxes", __name__)
+
+PHOTOS = {"empty": "empty photo", "alphabet": "alphabet photo"}  # form field: how errors name it
+SQUARES = {".": "plain square", "*": "centre", **PREMIUM_NAMES}  # layout code: its name
+
+
+@bp.get("/boxes")
+def index():
+    if wants_json():
+        return jsonify({"boxes": _boxes()})
+    return _page()
+
+
+@bp.post("/boxes")
+def calibrate():
+    try:
+        box = _calibrated(request.form, request.files)
+    except EruditError as exc:
+        if wants_json():
+            raise
+        return _page(error=translate_error(str(exc))), status_of(exc)
+    if wants_json():
+        return jsonify(box), 201
+    return redirect(url_for("boxes.index") + f"#box-{box['name']}", code=303)
+
+
+def _calibrated(form, files) -> dict:
+    """Check the form, build and save the profile, and describe it."""
+    from calibration.build import check_name
+    from calibration.profile import build_profile, describe, profile_folder
+
+    name = form.get("name", "").strip()
+    check_name(name)
+    ruleset = installed_ruleset(form.get("ruleset", "erudit"))
+    replace = form.get("replace") in ("1", "on", "true")
+    if profile_folder(name, data_dir()).exists() and not replace:
+        raise Conflict(f"a box named {name!r} is already calibrated: choose another name "
+                       "or replace it")
+    sent = {field: files[field] for field in PHOTOS if files.get(field) and files[field].filename}
+    if "empty" not in sent:
+        raise BadInput("no photo of the empty board (field 'empty')")
+    with tempfile.TemporaryDirectory(dir=data_dir()) as folder:
+        paths = {field: _saved(upload, field, Path(folder)) for field, upload in sent.items()}
+        try:
+            profile = build_profile(paths["empty"], paths.get("alphabet"), name, ruleset,
+                                    data_dir())
+        except ProfileError as exc:  # name the photos as the player sent them
+            message = str(exc)
+            for field, path in paths.items():
+                message = message.replace(str(path), _sent_name(sent[field]))
+            raise ProfileError(message) from None
+    return describe(profile.meta())
+
+
+def _saved(upload, field: str, folder: Path) -> Path:
+    """The uploaded photo written to `folder`, once it is known to be a sane image."""
+    data = upload.read()
+    try:
+        ext = check_image(data)
+    except PhotoError as exc:
+        raise type(exc)(f"{PHOTOS[field]} {_sent_name(upload)}: {exc}") from None
+    path = folder / f"{field}.{ext}"
+    path.write_bytes(data)
+    return path
+
+
+def _sent_name(upload) -> str:
+    return Path(upload.filename or "photo").name
+
+
+def _boxes() -> list[dict]:
+    from calibration.profile import saved_profiles
+
+    return saved_profiles(data_dir())
+
+
+def _page(error: str | None = None):
+    boxes = [{**box, "grid": layout_grid(box["layout"], [d["cell"] for d in box["differences"]])}
+             if "layout" in box else box for box in _boxes()]
+    return render_template("boxes.html", boxes=boxes, rulesets=ruleset_choices(), error=error,
+                           squares=SQUARES)

@@ -1,0 +1,117 @@
+"""The web app's box setup page (issue: calibrate your own box): two photos sent from a phone
+make a profile, as `erudit calibrate` does; the home page then offers the box for a game, and
+every bad photo or field is refused with one clear line."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from test_calibration import ALPHABET, BOARD, EMPTY, photo
+from test_web_helpers import csrf_of, post
+
+from calibration.profile import load_profile, profile_folder
+
+pytest_plugins = ["test_web_helpers"]   # the app and client fixtures
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory):
+    """PNG bytes of one novel box's calibration photos and of a game on it."""
+    folder = tmp_path_factory.mktemp("photos")
+    made = {"empty": photo(folder, "empty", EMPTY, 1), "alphabet": photo(folder, "abc", ALPHABET, 2),
+            "game": photo(folder, "game", BOARD, 4)}
+    return {name: path.read_bytes() for name, path in made.items()}
+
+
+def calibrate(client, name="kitchen", headers=None, **photos):
+    form = {"name": name, "ruleset": "erudit"}
+    form.update({field: (io.BytesIO(data), f"{field}.png") for field, data in photos.items()
+                 if isinstance(data, bytes)})
+    form.update({field: value for field, value in photos.items() if isinstance(value, str)})
+    return post(client, "/boxes", form, content_type="multipart/form-data",
+                headers=headers or {})
+
+
+def test_a_box_calibrated_from_the_phone_is_offered_for_a_game(client, photos, tmp_path):
+    answer = calibrate(client, empty=photos["empty"], alphabet=photos["alphabet"])
+    assert answer.status_code == 201, answer.get_json()
+    box = answer.get_json()
+    assert box["name"] == "kitchen" and box["ruleset"] == "erudit"
+    assert box["differences"] == [] and box["layout"][0] == "W..l...W...l..W"
+    assert box["letters"] == "АБВГДЕЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ*"
+    assert set(box["colours"]) >= {".", "W", "w", "L", "l"}
+    assert load_profile("kitchen", tmp_path / "data").letters   # saved where `read` finds it
+    listed = client.get("/boxes", headers={"Accept": "application/json"}).get_json()
+    assert [b["name"] for b in listed["boxes"]] == ["kitchen"]
+    home = client.get("/").get_data(as_text=True)
+    assert '<option value="kitchen">kitchen</option>' in home
+    game = client.post("/games", headers={"Accept": "application/json"}, data={
+        "csrf": csrf_of(client), "player": ["А", "Б"], "profile": "kitchen"})
+    assert game.status_code == 201, game.get_json()
+
+
+def test_the_setup_page_shows_each_box_and_its_layout(client, photos):
+    page = client.get("/boxes").get_data(as_text=True)
+    assert 'name="empty" type="file"' in page and 'name="alphabet" type="file"' in page
+    answer = calibrate(client, "hall", headers={"Accept": "text/html"}, empty=photos["empty"])
+    assert answer.status_code == 303 and answer.headers["Location"].endswith("/boxes#box-hall")
+    page = client.get("/boxes").get_data(as_text=True)
+    assert 'id="box-hall"' in page and "its layout is the rules&#39; layout" in page
+    assert "No alphabet photo: letters are read by the general model." in page
+    assert page.count('class="cell w3') == 8           # the ×3 word squares of the layout
+    russian = client.get("/boxes?lang=ru").get_data(as_text=True)
+    assert "Калибровка набора" in russian and "раскладка совпадает с правилами" in russian
+
+
+@pytest.mark.parametrize("fields, status, message", [
+    ({"name": "a/b"}, 400, "profile name 'a/b': use letters"),
+    ({"ruleset": "../x"}, 400, "unknown ruleset '../x'"),
+    ({}, 400, r"no photo of the empty board \(field 'empty'\)"),
+    ({"empty": b"not a photo"}, 422, r"empty photo empty.png: not a photo \(expected a JPEG"),
+    ({"empty": "game"}, 400, r"empty photo empty.png: \d+ cells hold tiles"),
+    ({"empty": "empty", "alphabet": "empty"}, 400,
+     r"alphabet photo alphabet.png: no tiles, expected 33 \(32 letters and the star\)"),
+])
+def test_the_setup_page_refuses_bad_photos_and_fields(client, photos, fields, status, message,
+                                                      tmp_path):
+    fields = dict(fields)
+    name = fields.pop("name", "box")
+    answer = calibrate(client, name, **{k: photos.get(v, v) for k, v in fields.items()})
+    assert answer.status_code == status
+    assert re.match(message, answer.get_json()["error"]), answer.get_json()
+    assert not profile_folder("box", tmp_path / "data").exists()
+    assert not [p for p in (tmp_path / "data").iterdir() if p.name.startswith("tmp")]
+
+
+def test_a_calibrated_box_is_replaced_only_when_asked(client, photos):
+    assert calibrate(client, empty=photos["empty"]).status_code == 201
+    again = calibrate(client, empty=photos["empty"], alphabet=photos["alphabet"])
+    assert again.status_code == 409
+    assert "a box named 'kitchen' is already calibrated" in again.get_json()["error"]
+    replaced = calibrate(client, empty=photos["empty"], alphabet=photos["alphabet"], replace="1")
+    assert replaced.status_code == 201 and replaced.get_json()["letters"]
+    page = client.post("/boxes", headers={"Accept": "text/html", "X-CSRF-Token": csrf_of(client)},
+                       data={"name": "kitchen", "empty": (io.BytesIO(photos["empty"]), "e.png")},
+                       content_type="multipart/form-data")
+    assert page.status_code == 409 and 'name="empty" type="file"' in page.get_data(as_text=True)
+
+
+def test_calibration_refusals_read_in_russian(app):
+    from flask import g
+
+    from companion_app.web.i18n import translate_error
+    with app.test_request_context("/?lang=ru"):
+        g.lang = "ru"
+        assert translate_error("empty photo e.png: 2 cells hold tiles (H8, I8); photograph the "
+                               "board with no tiles on it") == (
+            "фото пустой доски e.png: на 2 клетках лежат фишки (H8, I8); снимите доску без фишек")
+        assert translate_error("alphabet photo a.png: 30 tiles, expected 33 (32 letters and the "
+                               "star)") == (
+            "фото алфавита a.png: фишек 30, а нужно 33 (32 букв и звёздочка)")
+        assert translate_error("alphabet photo a.png: no board found") == (
+            "фото алфавита a.png: доска не найдена")
+        assert translate_error("a box named 'kitchen' is already calibrated: choose another "
+                               "name or replace it") == (
+            "набор 'kitchen' уже откалиброван: выберите другое название или замените его")
