@@ -249,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="the companion web app for phones at the table")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default all)")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000)")
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("calibrate", help="teach the companion one particular box")
@@ -268,6 +268,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_data_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", dest="data", default=argparse.SUPPRESS,
                    help="user data folder (profiles, games); default $ERUDIT_DATA")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 1 to 65535, not {text!r}")
+    return int(text)
 
 
 def main(argv: list[str] | None = None) -> int:

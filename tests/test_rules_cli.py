@@ -188,3 +188,27 @@ def test_output_piped_to_a_reader_that_stops_is_no_error():
     finally:
         os.close(write)
     assert done.returncode == 1 and done.stderr == ""
+
+
+def test_serve_says_why_it_cannot_listen(capsys, tmp_path):
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        assert main(["serve", "--host", "127.0.0.1", "--port", port,
+                     "--data", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"erudit: port {port} is in use by another program: stop it or choose another with "
+        "--port\n")
+    assert main(["serve", "--host", "192.0.2.1", "--data", str(tmp_path)]) == 2  # TEST-NET-1
+    assert "--host 192.0.2.1: not an address of this machine" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["serve", "--port", "99999"])
+    assert "a port is a number from 1 to 65535, not '99999'" in capsys.readouterr().err
+
+
+def test_a_file_where_the_data_folder_goes_is_named(capsys, tmp_path):
+    stray = tmp_path / "data"
+    stray.write_text("not a folder", encoding="utf-8")
+    assert main(["replay", GAME[0], "--data", str(stray)]) == 2
+    assert capsys.readouterr().err == f"erudit: {stray}: the data folder is a file, not a folder\n"

@@ -7,6 +7,7 @@ the reading, and keep the score together.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import socket
@@ -101,6 +102,29 @@ def lan_address() -> str | None:
         return None
 
 
+def check_address(host: str, port: int) -> None:
+    """EruditError saying why the server cannot listen on host:port (werkzeug would print its
+    own lines and exit)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror:
+        raise EruditError(f"--host {host}: no such address") from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will
+        try:
+            probe.bind(address)
+        except PermissionError:
+            raise EruditError(f"port {port} needs administrator rights: choose one above "
+                              "1023 with --port") from None
+        except OSError as exc:
+            reasons = {errno.EADDRINUSE: f"port {port} is in use by another program: stop it "
+                                         "or choose another with --port",
+                       errno.EADDRNOTAVAIL: f"--host {host}: not an address of this machine"}
+            raise EruditError(reasons.get(exc.errno, f"cannot listen on {host}:{port} "
+                                                     f"({exc.strerror or exc})")) from None
+
+
 def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None = None) -> None:
     """Run the app for the phones at the table until interrupted (threaded: one phone's photo
     does not hold up another's page)."""
@@ -110,6 +134,7 @@ def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None =
     address = lan_address() if host in ("0.0.0.0", "") else host
     if address:
         config["PUBLIC_URL"] = f"http://{address}:{port}"
+    check_address(host, port)
     app = create_app(data_dir, config)
     server = make_server(host, port, app, threaded=True)
     print(f"erudit: serving games from {app.config['DATA_DIR']}")
