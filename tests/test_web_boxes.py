@@ -5,6 +5,7 @@ every bad photo or field is refused with one clear line."""
 from __future__ import annotations
 
 import io
+import json
 import re
 
 import pytest
@@ -50,6 +51,23 @@ def test_a_box_calibrated_from_the_phone_is_offered_for_a_game(client, photos, t
     game = client.post("/games", headers={"Accept": "application/json"}, data={
         "csrf": csrf_of(client), "player": ["А", "Б"], "profile": "kitchen"})
     assert game.status_code == 201, game.get_json()
+    page = client.get(f"/g/{game.get_json()['token']}").get_data(as_text=True)
+    assert "Box kitchen</p>" in page                      # its layout is the rules'
+
+
+def test_a_game_says_when_its_box_has_a_layout_of_its_own(client, photos, tmp_path):
+    assert calibrate(client, empty=photos["empty"]).status_code == 201
+    meta_file = profile_folder("kitchen", tmp_path / "data") / "profile.json"
+    meta = json.loads(meta_file.read_text("utf-8"))
+    meta["layout"][0] = "." + meta["layout"][0][1:]     # A1: a plain square in this box
+    meta_file.write_text(json.dumps(meta, ensure_ascii=False), "utf-8")
+    game = client.post("/games", headers={"Accept": "application/json"}, data={
+        "csrf": csrf_of(client), "player": ["А", "Б"], "profile": "kitchen"}).get_json()
+    page = client.get(f"/g/{game['token']}").get_data(as_text=True)
+    assert "Box kitchen: its layout differs from the rules&#39; at 1 cells" in page
+    a1 = re.search(r'class="cell ([^"]*)"\s+data-cell="A1"', page).group(1)
+    o1 = re.search(r'class="cell ([^"]*)"\s+data-cell="O1"', page).group(1)
+    assert a1.strip() == "" and o1.strip() == "w3"      # the box's A1 is plain, O1 is not
 
 
 def test_the_setup_page_shows_each_box_and_its_layout(client, photos):

@@ -144,6 +144,9 @@ RU = {
         "раскладка отличается от правил в {n} клетках (обведены); в играх с этим набором "
         "действует раскладка набора",
     "its layout is the rules' layout": "раскладка совпадает с правилами",
+    "Box {name}": "Набор {name}",
+    "its layout differs from the rules' at {n} cells; the box's layout is used":
+        "его раскладка отличается от правил в {n} клетках; действует раскладка набора",
     "Layout of the box": "Раскладка набора",
     "Square colours": "Цвета клеток",
     "plain square": "обычная клетка",

@@ -13,6 +13,7 @@ from flask import Blueprint, current_app, jsonify, render_template, request, url
 
 from engine.board import Board, cell_name, parse_cell
 from engine.errors import GameError
+from engine.ruleset import load_ruleset
 
 from .. import db, store, uploads
 from ..answer import BadInput, done, form_int, wants_json
@@ -54,7 +55,16 @@ def render_page(token: str, error: str | None = None) -> str:
         cells = grid(state["board"], game, [t["cell"] for t in last], state["placed"])
     qr = segno.make(state["join_url"], error="m").svg_inline(border=2, omitsize=True)
     return render_template("game.html", s=state, cells=cells, error=error, qr=qr,
-                           values=game.ruleset.values)
+                           values=game.ruleset.values, box_cells=_box_cells(record, game))
+
+
+def _box_cells(record, game) -> int:
+    """How many squares of the game's box differ from its ruleset's layout (0 without a box)."""
+    if not record.profile:
+        return 0
+    rules = load_ruleset(record.ruleset, data_dir()).layout.rows
+    return sum(mine != theirs for row, other in zip(game.ruleset.layout.rows, rules, strict=True)
+               for mine, theirs in zip(row, other, strict=True))
 
 
 @bp.get("/g/<token>")
