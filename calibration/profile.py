@@ -63,10 +63,14 @@ def describe(meta: dict) -> dict:
     """What a profile says of its box, for a player: its ruleset, the layout read from the
     empty board and where it differs from the ruleset's, the letters it knows by sight, and
     each kind of square's colour (#rrggbb). `meta` is profile.json's content."""
+    layout = [str(row) for row in meta["layout"]]
+    if len(layout) != 15 or any(len(row) != 15 for row in layout):
+        raise ValueError("layout is not 15 rows of 15")
+    differences = [{key: d[key] for key in ("cell", "box", "ruleset")}
+                   for d in meta["differences"]]
     colours = {code: f"#{hex_colour(colour['bgr'])}" for code, colour in meta["colours"].items()}
-    return {"name": meta["name"], "ruleset": meta["ruleset"], "layout": list(meta["layout"]),
-            "differences": list(meta["differences"]), "letters": "".join(meta["letters"]),
-            "colours": colours}
+    return {"name": meta["name"], "ruleset": meta["ruleset"], "layout": layout,
+            "differences": differences, "letters": "".join(meta["letters"]), "colours": colours}
 
 
 def saved_profiles(data_dir) -> list[dict]:

@@ -133,3 +133,16 @@ def test_calibration_refusals_read_in_russian(app):
         assert translate_error("a box named 'kitchen' is already calibrated: choose another "
                                "name or replace it") == (
             "набор 'kitchen' уже откалиброван: выберите другое название или замените его")
+
+
+def test_a_damaged_box_is_listed_as_damaged(client, photos, tmp_path):
+    assert calibrate(client, empty=photos["empty"]).status_code == 201
+    meta_file = profile_folder("kitchen", tmp_path / "data") / "profile.json"
+    meta = json.loads(meta_file.read_text("utf-8"))
+    meta_file.write_text(json.dumps({**meta, "layout": meta["layout"][:3]}), "utf-8")
+    listed = client.get("/boxes", headers={"Accept": "application/json"}).get_json()["boxes"]
+    assert listed == [{"name": "kitchen", "error": "damaged (layout is not 15 rows of 15); "
+                                                   "calibrate it again"}]
+    page = client.get("/boxes")
+    assert page.status_code == 200 and "calibrate it again" in page.get_data(as_text=True)
+    assert 'value="kitchen"' not in client.get("/").get_data(as_text=True)
