@@ -394,9 +394,14 @@ def _turns_key(view_file: str) -> str:
     return f"{Path(view_file).stem}_turns"
 
 
-def _check_shape(profile: Profile) -> None:
-    if len(profile.layout) != 15 or any(len(row) != 15 for row in profile.layout):
+def check_layout(layout: list[str]) -> None:
+    """ValueError unless a profile's layout is 15 rows of 15 codes."""
+    if len(layout) != 15 or any(len(row) != 15 for row in layout):
         raise ValueError("layout is not 15 rows of 15")
+
+
+def _check_shape(profile: Profile) -> None:
+    check_layout(profile.layout)
     if profile.refs.ndim != 2 or len(profile.refs) != len(profile.ref_classes):
         raise ValueError("references and their glyphs differ in number")
     if not np.isfinite(profile.refs).all():

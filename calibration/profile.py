@@ -18,7 +18,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from calibration.box import Profile, hex_colour, load_box
+from calibration.box import Profile, check_layout, hex_colour, load_box
 from calibration.build import build, check_name
 from engine.errors import ProfileError, RulesetError
 from engine.ruleset import Ruleset, load_ruleset
@@ -64,8 +64,7 @@ def describe(meta: dict) -> dict:
     empty board and where it differs from the ruleset's, the letters it knows by sight, and
     each kind of square's colour (#rrggbb). `meta` is profile.json's content."""
     layout = [str(row) for row in meta["layout"]]
-    if len(layout) != 15 or any(len(row) != 15 for row in layout):
-        raise ValueError("layout is not 15 rows of 15")
+    check_layout(layout)
     differences = [{key: d[key] for key in ("cell", "box", "ruleset")}
                    for d in meta["differences"]]
     colours = {code: f"#{hex_colour(colour['bgr'])}" for code, colour in meta["colours"].items()}
