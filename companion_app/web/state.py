@@ -120,22 +120,25 @@ def _is_unknown_star(board_text: str, cell: str) -> bool:
 def grid(rows: list[str], game: Game, new: list[str], placed: dict[str, int]) -> list[list[dict]]:
     """The board as cells for the page: symbol, premium code, new in this turn, placed on turn."""
     layout = game.ruleset.layout
+    codes = [[layout.premium(r, c) for c in range(SIZE)] for r in range(SIZE)]
+    return _cells(rows, codes, new, placed)
+
+
+def layout_grid(codes: list[str], marked: list[str]) -> list[list[dict]]:
+    """A box's premium layout (its rows of codes) as empty cells, the `marked` cells outlined."""
+    return _cells(["." * SIZE] * SIZE, codes, marked, {})
+
+
+def _cells(rows, codes, new: list[str], placed: dict[str, int]) -> list[list[dict]]:
     marked = set(new)
     return [[{
         "cell": cell_name(r, c),
         "symbol": rows[r][c],
-        "premium": _premium_class(layout.premium(r, c), (r, c) == (7, 7)),
+        "premium": _premium_class(codes[r][c], (r, c) == (7, 7)),
         "new": cell_name(r, c) in marked,
         "star": is_star(rows[r][c]),
         "turn": placed.get(cell_name(r, c)),
     } for c in range(SIZE)] for r in range(SIZE)]
-
-
-def layout_grid(rows: list[str], marked: list[str]) -> list[list[dict]]:
-    """A box's premium layout as empty cells for the page, the `marked` cells outlined."""
-    return [[{"cell": cell_name(r, c), "symbol": ".", "new": cell_name(r, c) in marked,
-              "premium": _premium_class(rows[r][c], (r, c) == (7, 7)), "star": False,
-              "turn": None} for c in range(SIZE)] for r in range(SIZE)]
 
 
 def _premium_class(code: str, centre: bool) -> str:
