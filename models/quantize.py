@@ -1,16 +1,20 @@
 """Turn the trained float classifier into the shipped 8-bit one (about 3× faster on a CPU).
 
     python -m models.quantize /tmp/m/tiles_float.onnx models/tiles.onnx   # train.py does this
+    python -m models.quantize --narrow models/tiles.onnx models/tiles.onnx  # an older 8-bit file
 
-Static quantization in onnxruntime's QDQ format: weights 8-bit per output channel, activations
-8-bit with ranges measured on rendered training-font crops (the validation crops of training,
-never a real photo). `eval_read --model` compares the two on every set.
+Static quantization in onnxruntime's QDQ format: weights per output channel in 7 bits
+(-64..64), activations 8-bit with ranges measured on rendered training-font crops (the
+validation crops of training, never a real photo). `eval_read --model` compares the two on
+every set. Why 7 bits: x86 CPUs without VNNI add two 8-bit products in a 16-bit sum that
+saturates (255 × 127 × 2 > 32 767), so a full-range model must there be run the exact, slower
+way to read alike everywhere; 255 × 64 × 2 fits, so the fast way is exact on every CPU.
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
+import json
 import tempfile
 from pathlib import Path
 
@@ -20,6 +24,8 @@ from onnxruntime.quantization.shape_inference import quant_pre_process
 
 from vision.classifier import load_model
 
+WEIGHT_BITS = 7  # see above: no CPU's fast path can saturate on these weights
+WEIGHT_LIMIT = 2 ** (WEIGHT_BITS - 1)
 CALIBRATION_CROPS = 2048  # enough to settle every layer's range; more changes nothing
 BATCH = 64
 
@@ -36,29 +42,77 @@ class _Crops(CalibrationDataReader):
         return None if batch is None else {"crops": batch}
 
 
-def quantize(float_path: Path, out_path: Path, crops: np.ndarray) -> Path:
-    """Write the 8-bit model of `float_path` (its .json copied beside it) to `out_path`."""
+def quantize(float_path: Path, out_path: Path, crops: np.ndarray,
+             weight_bits: int = WEIGHT_BITS) -> Path:
+    """Write the 8-bit model of `float_path` (its .json beside it, with `weight_bits`) to
+    `out_path`."""
     model = load_model(str(float_path))
     with tempfile.TemporaryDirectory() as tmp:
         prepared = Path(tmp) / "prepared.onnx"
         quant_pre_process(str(float_path), str(prepared))
         quantize_static(str(prepared), str(out_path), _Crops(model, crops[:CALIBRATION_CROPS]),
                         quant_format=QuantFormat.QDQ, per_channel=True,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    if out_path.with_suffix(".json") != float_path.with_suffix(".json"):
-        shutil.copy(float_path.with_suffix(".json"), out_path.with_suffix(".json"))
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                        reduce_range=weight_bits < 8)
+    _mark_bits(float_path.with_suffix(".json"), out_path.with_suffix(".json"), weight_bits)
     return out_path
+
+
+def narrow(path: Path, out_path: Path) -> Path:
+    """Write a full-range 8-bit QDQ model's convolutions with 7-bit weights to `out_path`.
+    Each output channel's weights and bias are rescaled by the same factor, so its outputs
+    keep their scale; activations keep their quantization as measured."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    tensors = {tensor.name: tensor for tensor in model.graph.initializer}
+    made_by = {node.output[0]: node for node in model.graph.node
+               if node.op_type == "DequantizeLinear"}
+    for conv in (node for node in model.graph.node if node.op_type == "Conv"):
+        weights, bias = made_by[conv.input[1]], made_by[conv.input[2]]
+        values = numpy_helper.to_array(tensors[weights.input[0]]).astype(np.float64)
+        top = np.abs(values).reshape(len(values), -1).max(axis=1)
+        factor = np.maximum(top / WEIGHT_LIMIT, 1.0)  # per output channel; 1 where it fits
+        for dequantized, kind in ((weights, np.int8), (bias, np.int32)):
+            quantized, scale = dequantized.input[0], dequantized.input[1]
+            values = numpy_helper.to_array(tensors[quantized]).astype(np.float64)
+            shape = (-1,) + (1,) * (values.ndim - 1)
+            values = np.round(values / factor.reshape(shape))
+            tensors[quantized].CopyFrom(numpy_helper.from_array(values.astype(kind), quantized))
+            scales = numpy_helper.to_array(tensors[scale]) * factor.astype(np.float32)
+            tensors[scale].CopyFrom(numpy_helper.from_array(scales.astype(np.float32), scale))
+    onnx.checker.check_model(model)
+    onnx.save(model, str(out_path))
+    _mark_bits(path.with_suffix(".json"), out_path.with_suffix(".json"), WEIGHT_BITS,
+               "narrowed from its full-range 8-bit file by models.quantize --narrow")
+    return out_path
+
+
+def _mark_bits(meta_path: Path, out_meta: Path, bits: int, how: str = "") -> None:
+    """The model's .json with `weight_bits` (7: the reader knows no CPU can saturate)."""
+    meta = json.loads(meta_path.read_text("utf-8"))
+    meta["weight_bits"] = bits
+    if how:  # its val_accuracy stays the full-range file's
+        meta["quantized"] = f"QDQ, 8-bit activations, {bits}-bit weights per channel, {how}"
+    out_meta.write_text(json.dumps(meta, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def main(argv=None) -> None:
     from models.dataset import generate, training_seeds
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("float_model", type=Path)
+    parser.add_argument("float_model", type=Path, help="the float .onnx (with --narrow: an 8-bit one)")
     parser.add_argument("out", type=Path)
+    parser.add_argument("--narrow", action="store_true",
+                        help="narrow an 8-bit model's weights to 7 bits (no float model needed)")
     parser.add_argument("--seed", type=int, default=1, help="training seed: its validation photos")
     parser.add_argument("--shots", type=int, default=1500, help="training photos of that seed")
     args = parser.parse_args(argv)
+    if args.narrow:
+        path = narrow(args.float_model, args.out)
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+        return
     _, val_seeds = training_seeds(args.seed, args.shots)  # as train.py: its first photos
     crops, _ = generate(val_seeds[:8], fonts="train", workers=1, variety=True)
     path = quantize(args.float_model, args.out, crops)

@@ -385,7 +385,8 @@ def main(argv=None) -> None:
 
 def shipped(model: TileNet, out: Path, meta: dict, val: tuple,
             name: str = MODEL_NAME) -> tuple[Path, dict]:
-    """Export the float model, quantize it to 8 bits into `out`, and record both accuracies."""
+    """Export the float model, quantize it (models.quantize) into `out`, and record both
+    accuracies."""
     from models.quantize import quantize
 
     out.mkdir(parents=True, exist_ok=True)
@@ -396,7 +397,8 @@ def shipped(model: TileNet, out: Path, meta: dict, val: tuple,
     right = np.concatenate([reader.run(val[0][i:i + READ_BATCH])[0].argmax(axis=1)
                             for i in range(0, len(val[0]), READ_BATCH)]) == val[1]
     meta = {**meta, "float_val_accuracy": meta["val_accuracy"],
-            "val_accuracy": round(float(right.mean()), 5), "quantized": "8-bit QDQ, per channel"}
+            "val_accuracy": round(float(right.mean()), 5), "quantized": "QDQ, 8-bit activations, 7-bit weights per channel",
+            "weight_bits": reader.meta["weight_bits"]}
     _write_info(path, meta)
     return path, meta
 

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import onnx
 import pytest
+from onnx import numpy_helper
 
 from vision.classifier import GLYPHS, load_model
 
@@ -35,6 +36,7 @@ def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
     assert meta["threads"] == 2  # onnxruntime's threads, not the training's
     graph = onnx.load(str(tiny_model / "tiles-second.onnx")).graph
     assert any(node.op_type == "QuantizeLinear" for node in graph.node)
+    assert meta["weight_bits"] == 7 and _widest_weight(graph) <= 64
     # 8 bits cost the network next to nothing on its own validation crops
     assert abs(meta["val_accuracy"] - meta["float_val_accuracy"]) < 0.03
 
@@ -134,3 +136,33 @@ def test_shaking_smears_along_one_line_and_keeps_flat_colour():
     assert abs(float(smeared.sum()) - 1) < 1e-5 and float(smeared.max()) < 0.5
     lit = torch.nonzero(smeared > 1e-6)
     assert 2 <= len(lit) <= 7  # a short line of pixels, not a disc
+
+
+def _widest_weight(graph) -> int:
+    """The largest |weight| of the graph's convolutions (8-bit activations meet them in
+    integer arithmetic; the head's input is the float embedding)."""
+    tensors = {tensor.name: tensor for tensor in graph.initializer}
+    made_by = {node.output[0]: node.input[0] for node in graph.node
+               if node.op_type == "DequantizeLinear"}
+    return max(int(np.abs(numpy_helper.to_array(tensors[made_by[node.input[1]]])).max())
+               for node in graph.node if node.op_type == "Conv")
+
+
+def test_an_8_bit_model_narrowed_to_7_bits_reads_as_before(tmp_path):
+    """The shipped networks were narrowed from full-range 8-bit files (models.quantize
+    --narrow): each output channel is rescaled whole, so its outputs barely move."""
+    import torch
+
+    from models.quantize import narrow, quantize
+    from models.train import TileNet, export
+
+    torch.manual_seed(0)
+    float_path = export(TileNet(width=8), tmp_path / "float", {"seed": 0})
+    crops = np.random.default_rng(0).integers(0, 256, (256, 48, 48, 3), dtype=np.uint8)
+    full = quantize(float_path, tmp_path / "full.onnx", crops, weight_bits=8)
+    assert _widest_weight(onnx.load(str(full)).graph) == 127
+    seven = narrow(full, tmp_path / "seven.onnx")
+    assert _widest_weight(onnx.load(str(seven)).graph) == 64
+    assert json.loads(seven.with_suffix(".json").read_text("utf-8"))["weight_bits"] == 7
+    before, after = (load_model(str(path)).run(crops[:64])[1] for path in (full, seven))
+    assert np.corrcoef(before.ravel(), after.ravel())[0, 1] > 0.99

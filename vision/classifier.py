@@ -182,7 +182,9 @@ def load_model(path: str | None = None, threads: int | None = None) -> Model:
     # threads that wait spinning take a read's next batch sooner: bench_read 2.05× → 1.89× a
     # decode, the board finder's time unchanged (session 24; no pipeline work runs meanwhile)
     options.add_session_config_entry("session.intra_op.allow_spinning", "1")
-    if saturating_cpu():  # exact 8-bit arithmetic: a crop reads the same on every CPU
+    if meta.get("weight_bits", 8) > 7 and saturating_cpu():
+        # exact 8-bit arithmetic: a crop reads the same on every CPU (7-bit weights,
+        # models.quantize, never saturate, so they need none of it)
         options.add_session_config_entry("session.x64quantprecision", "1")
     session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
     glyphs = tuple(meta["glyphs"])
