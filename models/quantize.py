@@ -71,9 +71,9 @@ def narrow(path: Path, out_path: Path) -> Path:
                if node.op_type == "DequantizeLinear"}
     for conv in (node for node in model.graph.node if node.op_type == "Conv"):
         weights, bias = made_by[conv.input[1]], made_by[conv.input[2]]
-        values = numpy_helper.to_array(tensors[weights.input[0]]).astype(np.float64)
-        top = np.abs(values).reshape(len(values), -1).max(axis=1)
-        factor = np.maximum(top / WEIGHT_LIMIT, 1.0)  # per output channel; 1 where it fits
+        kernel = numpy_helper.to_array(tensors[weights.input[0]]).astype(np.float64)
+        widest = np.abs(kernel).reshape(len(kernel), -1).max(axis=1)
+        factor = np.maximum(widest / WEIGHT_LIMIT, 1.0)  # per output channel; 1 where it fits
         for dequantized, kind in ((weights, np.int8), (bias, np.int32)):
             quantized, scale = dequantized.input[0], dequantized.input[1]
             values = numpy_helper.to_array(tensors[quantized]).astype(np.float64)

@@ -396,9 +396,10 @@ def shipped(model: TileNet, out: Path, meta: dict, val: tuple,
     reader = load_model(str(path))
     right = np.concatenate([reader.run(val[0][i:i + READ_BATCH])[0].argmax(axis=1)
                             for i in range(0, len(val[0]), READ_BATCH)]) == val[1]
+    bits = reader.meta["weight_bits"]
     meta = {**meta, "float_val_accuracy": meta["val_accuracy"],
-            "val_accuracy": round(float(right.mean()), 5), "quantized": "QDQ, 8-bit activations, 7-bit weights per channel",
-            "weight_bits": reader.meta["weight_bits"]}
+            "val_accuracy": round(float(right.mean()), 5), "weight_bits": bits,
+            "quantized": f"QDQ, 8-bit activations, {bits}-bit weights per channel"}
     _write_info(path, meta)
     return path, meta
 
