@@ -65,11 +65,14 @@ def narrow(path: Path, out_path: Path) -> Path:
     import onnx
     from onnx import numpy_helper
 
-    model = onnx.load(str(path))
+    model = _onnx_model(path)
     tensors = {tensor.name: tensor for tensor in model.graph.initializer}
     made_by = {node.output[0]: node for node in model.graph.node
                if node.op_type == "DequantizeLinear"}
     for conv in (node for node in model.graph.node if node.op_type == "Conv"):
+        if conv.input[1] not in made_by or len(conv.input) < 3 or conv.input[2] not in made_by:
+            raise ValueError(f"{path}: not an 8-bit QDQ model (convolution {conv.name} has "
+                             "float weights or no bias)")
         weights, bias = made_by[conv.input[1]], made_by[conv.input[2]]
         kernel = numpy_helper.to_array(tensors[weights.input[0]]).astype(np.float64)
         widest = np.abs(kernel).reshape(len(kernel), -1).max(axis=1)
@@ -87,6 +90,21 @@ def narrow(path: Path, out_path: Path) -> Path:
     _mark_bits(path.with_suffix(".json"), out_path.with_suffix(".json"), WEIGHT_BITS,
                "narrowed from its full-range 8-bit file by models.quantize --narrow")
     return out_path
+
+
+def _onnx_model(path: Path):
+    """The ONNX model at `path`; ValueError when the file is missing, its .json beside it is
+    missing, or it is not an ONNX model."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    for needed in (path, path.with_suffix(".json")):
+        if not needed.is_file():
+            raise ValueError(f"{needed}: no such file")
+    try:
+        return onnx.load(str(path))
+    except DecodeError:
+        raise ValueError(f"{path}: not an ONNX model") from None
 
 
 def _mark_bits(meta_path: Path, out_meta: Path, bits: int, how: str = "") -> None:
@@ -109,10 +127,16 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=1, help="training seed: its validation photos")
     parser.add_argument("--shots", type=int, default=1500, help="training photos of that seed")
     args = parser.parse_args(argv)
-    if args.narrow:
-        path = narrow(args.float_model, args.out)
-        print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
-        return
+    try:
+        if args.narrow:
+            path = narrow(args.float_model, args.out)
+            print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+            return
+        _onnx_model(args.float_model)
+    except ValueError as exc:
+        raise SystemExit(f"models.quantize: {exc}") from None
+    except OSError as exc:  # the file to write
+        raise SystemExit(f"models.quantize: {exc.filename}: {exc.strerror}") from None
     _, val_seeds = training_seeds(args.seed, args.shots)  # as train.py: its first photos
     crops, _ = generate(val_seeds[:8], fonts="train", workers=1, variety=True)
     path = quantize(args.float_model, args.out, crops)

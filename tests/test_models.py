@@ -166,3 +166,15 @@ def test_an_8_bit_model_narrowed_to_7_bits_reads_as_before(tmp_path):
     assert json.loads(seven.with_suffix(".json").read_text("utf-8"))["weight_bits"] == 7
     before, after = (load_model(str(path)).run(crops[:64])[1] for path in (full, seven))
     assert np.corrcoef(before.ravel(), after.ravel())[0, 1] > 0.99
+    from models.quantize import main
+
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"not a model")
+    junk.with_suffix(".json").write_text("{}")
+    for source, reason in ((tmp_path / "none.onnx", "none.onnx: no such file"),
+                           (junk, "junk.onnx: not an ONNX model"),
+                           (float_path, "float.+ not an 8-bit QDQ model"),
+                           (full, "out.onnx: No such file or directory")):
+        out = tmp_path / ("missing/out.onnx" if source == full else "out.onnx")
+        with pytest.raises(SystemExit, match=f"models.quantize: .*{reason}"):
+            main(["--narrow", str(source), str(out)])
