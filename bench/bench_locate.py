@@ -16,6 +16,7 @@ import time
 import cv2
 import numpy as np
 
+from bench.machine import describe
 from engine.errors import PhotoError
 from vision.locate import locate_board
 from vision.rectify import rectify
@@ -76,6 +77,7 @@ def locate_and_rectify(image):
 
 
 def bench(paths: list[str]) -> None:
+    print(describe())
     print(f"{'photo':40} {'size':>11} {'decode ms':>10} {'locate+rectify ms':>18} {'ratio':>6}")
     ratios = []
     for path in paths:

@@ -25,6 +25,7 @@ import numpy as np
 from PIL import Image, JpegImagePlugin
 
 from bench.bench_locate import late_board, write_render
+from bench.machine import describe
 from vision.read import read_photo
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
@@ -99,6 +100,7 @@ def peak_mb(path: Path, mode: str, threads: int) -> float:
 
 def bench(paths: list[Path], threads: int) -> None:
     cv2.setNumThreads(threads)
+    print(describe())
     read_photo(paths[0])  # loads the model once, as a long-running process would
     rows = []
     for path in paths:

@@ -49,7 +49,10 @@ def main() -> int:
     parser.add_argument("--megapixels", type=float, default=12.0)
     args = parser.parse_args()
     cv2.setNumThreads(1)
+    from bench.machine import describe
     from vision.render import render_photo
+
+    print(describe())
 
     work = Path(tempfile.mkdtemp(prefix="bench-web-"))
     width = int(round((args.megapixels * 1e6 * 4 / 3) ** 0.5))

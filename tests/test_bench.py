@@ -61,3 +61,13 @@ def test_novel_boxes_read_side_by_side_read_as_one_at_a_time(tmp_path):
                 (tmp_path / "alone" / f"box{box}" / photo).read_bytes()
     assert (tmp_path / "alone" / "box11" / "500.png").read_bytes() != \
         (tmp_path / "alone" / "box12" / "500.png").read_bytes()
+
+
+def test_a_benchmark_names_its_machine_and_how_its_networks_run():
+    from bench.machine import describe
+
+    avx2 = "processor\t: 0\nmodel name\t: Test CPU 9000\nflags\t\t: fpu sse4_2 avx2 fma\n"
+    line = describe(avx2)
+    assert line.startswith("machine: Test CPU 9000, ") and "AVX2, no VNNI" in line
+    assert line.endswith("networks run the fast 8-bit way")  # 7-bit weights need no exact way
+    assert "AVX-512, VNNI" in describe(avx2.replace("avx2", "avx2 avx512f avx512_vnni"))

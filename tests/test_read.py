@@ -19,6 +19,7 @@ from vision.classifier import (
     GLYPHS,
     MODEL_NAME,
     SECOND_NAME,
+    exact_way,
     glyph_of,
     labels_for,
     load_model,
@@ -138,6 +139,11 @@ def test_the_8_bit_network_reads_as_its_graph_defines_on_this_cpu(name):
     fast, slow = model.session.run(None, {"crops": x})[0], literal.run(None, {"crops": x})[0]
     assert np.abs(fast - slow).max() < 0.5
     assert (fast.argmax(axis=1) == slow.argmax(axis=1)).all()
+
+
+def test_only_full_range_weights_take_the_exact_way_where_the_fast_one_can_saturate():
+    assert exact_way({}, True) and exact_way({"weight_bits": 8}, True)
+    assert not exact_way({"weight_bits": 7}, True) and not exact_way({}, False)
 
 
 @pytest.mark.parametrize("name", [MODEL_NAME, SECOND_NAME])

@@ -170,6 +170,13 @@ def saturates(machine: str, flags: set[str] | None) -> bool:
     return flags is None or not ({"avx512_vnni", "avx_vnni"} & flags)
 
 
+def exact_way(meta: dict, saturating: bool) -> bool:
+    """Whether a model (its .json) must run onnxruntime's exact 8-bit arithmetic on a CPU
+    whose fast way can saturate (`saturating`): full-range weights can overflow its 16-bit
+    sums, 7-bit ones (models.quantize) cannot."""
+    return saturating and meta.get("weight_bits", 8) > 7
+
+
 @lru_cache(maxsize=8)
 def load_model(path: str | None = None, threads: int | None = None) -> Model:
     """The bundled classifier (or the .onnx at `path`), with its label/normalisation json;
@@ -182,9 +189,7 @@ def load_model(path: str | None = None, threads: int | None = None) -> Model:
     # threads that wait spinning take a read's next batch sooner: bench_read 2.05× → 1.89× a
     # decode, the board finder's time unchanged (session 24; no pipeline work runs meanwhile)
     options.add_session_config_entry("session.intra_op.allow_spinning", "1")
-    if meta.get("weight_bits", 8) > 7 and saturating_cpu():
-        # exact 8-bit arithmetic: a crop reads the same on every CPU (7-bit weights,
-        # models.quantize, never saturate, so they need none of it)
+    if exact_way(meta, saturating_cpu()):  # a crop reads the same on every CPU
         options.add_session_config_entry("session.x64quantprecision", "1")
     session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
     glyphs = tuple(meta["glyphs"])
