@@ -26,6 +26,7 @@ from PIL import Image, JpegImagePlugin
 
 from bench.bench_locate import late_board, write_render
 from bench.machine import describe
+from engine.errors import PhotoError
 from vision.read import read_photo
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
@@ -98,12 +99,27 @@ def peak_mb(path: Path, mode: str, threads: int) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def readable(paths: list[Path]) -> list[Path]:
+    """The photos `read` reads, each read once untimed (the first loads the model, as a
+    long-running process would); each other one is named with its reason and left out."""
+    kept = []
+    for path in paths:
+        try:
+            read_photo(path)
+        except PhotoError as exc:
+            print(f"{path.name}: left out ({exc})")
+            continue
+        kept.append(path)
+    if not kept:
+        raise SystemExit("bench_read: no photo to measure")
+    return kept
+
+
 def bench(paths: list[Path], threads: int) -> None:
     cv2.setNumThreads(threads)
     print(describe())
-    read_photo(paths[0])  # loads the model once, as a long-running process would
     rows = []
-    for path in paths:
+    for path in readable(paths):
         image = cv2.imread(str(path), cv2.IMREAD_COLOR)
         decode, read = best_ms(path)
         rows.append((path.name, image.shape[1] * image.shape[0] / 1e6, decode, read,

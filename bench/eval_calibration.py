@@ -37,6 +37,7 @@ from bench.eval_read import (
     Tally,
     pool_of,
     read_label,
+    set_names,
     tiles_on,
     turned,
 )
@@ -176,14 +177,15 @@ def _novel_box(case: tuple, quiet: bool = True) -> tuple[str, list[Tally]]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="check,test,novel")
+    parser.add_argument("--sets", type=set_names("check", "test", "novel"),
+                        default="check,test,novel")
     parser.add_argument("--novel", type=int, default=24, help="rendered test boards to read")
     parser.add_argument("--no-turns", action="store_true", help="real photos only as taken")
     parser.add_argument("--jobs", type=int, default=1,
                         help="novel boxes read side by side (the same readings)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
-    sets = args.sets.split(",")
+    sets = args.sets
     turns = (0,) if args.no_turns else TURNS
     tallies = []
     with tempfile.TemporaryDirectory() as tmp:

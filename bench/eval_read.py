@@ -269,6 +269,18 @@ def _size(text: str) -> tuple[int, int]:
     return width, height
 
 
+def set_names(*known: str):
+    """An argparse type: comma-separated names of the sets a script measures."""
+    def names(text: str) -> list[str]:
+        chosen = text.split(",")
+        unknown = [name for name in chosen if name not in known]
+        if unknown:
+            raise argparse.ArgumentTypeError(
+                f"unknown set {unknown[0]!r} (choose from {', '.join(known)})")
+        return chosen
+    return names
+
+
 MODELS: dict[bool, Path] = {}  # the classifiers given on the command line (second: path)
 
 
@@ -289,7 +301,8 @@ def use_model(path: Path, second: bool = False, threads: int | None = None,
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="real,jheidel,synthetic")
+    parser.add_argument("--sets", type=set_names("real", "jheidel", "synthetic"),
+                        default="real,jheidel,synthetic")
     parser.add_argument("--synthetic", type=int, default=40, help="held-out renders to read")
     parser.add_argument("--fonts", choices=("heldout", "train"), default="heldout",
                         help="renders to read: held-out fonts, or the training fonts' tuning seeds")
@@ -310,7 +323,7 @@ def main(argv=None) -> None:
         use_model(args.model)
     if args.second is not None:
         use_model(args.second, second=True)
-    sets = args.sets.split(",")
+    sets = args.sets
     tallies = []
     variant = (f", {args.longest} px" if args.longest else "") + (
         f", tilted {args.tilt:g}°" if args.tilt else "")

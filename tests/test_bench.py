@@ -71,3 +71,32 @@ def test_a_benchmark_names_its_machine_and_how_its_networks_run():
     assert line.startswith("machine: Test CPU 9000, ") and "AVX2, no VNNI" in line
     assert line.endswith("networks run the fast 8-bit way")  # 7-bit weights need no exact way
     assert "AVX-512, VNNI" in describe(avx2.replace("avx2", "avx2 avx512f avx512_vnni"))
+
+
+def test_the_read_benchmark_names_a_photo_it_cannot_read_and_goes_on(tmp_path, capsys):
+    import pytest
+
+    from bench.bench_read import readable
+    from vision.render import render_photo
+
+    photo = tmp_path / "board.jpg"
+    shot = render_photo(["." * 15] * 7 + ["...КОТ........."] + ["." * 15] * 7, seed=3,
+                        style="erudit-cream", pose="frontal")
+    cv2.imwrite(str(photo), shot.image)
+    assert readable([tmp_path / "gone.jpg", photo]) == [photo]
+    assert "gone.jpg: left out (" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="no photo to measure"):
+        readable([tmp_path / "gone.jpg"])
+
+
+def test_an_unknown_set_is_named_with_the_ones_there_are():
+    import argparse
+
+    import pytest
+
+    from bench.eval_read import set_names
+
+    sets = set_names("real", "jheidel")
+    assert sets("real,jheidel") == ["real", "jheidel"]
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown set 'rael' .*real, jheidel"):
+        sets("rael")
