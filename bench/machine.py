@@ -4,28 +4,20 @@ from __future__ import annotations
 
 import os
 import platform
-from pathlib import Path
 
 import cv2
 import numpy as np
 import onnxruntime as ort
 
-from vision.classifier import exact_way, load_model, saturates
+from vision.classifier import cpu_info, exact_way, load_model, saturates
 
 VECTOR_UNITS = (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("asimd", "NEON"))
-
-
-def cpu_info() -> str:
-    try:
-        return Path("/proc/cpuinfo").read_text()
-    except OSError:  # not Linux: the name and flags are not known
-        return ""
 
 
 def describe(info: str | None = None) -> str:
     """One line: the CPU (from /proc/cpuinfo text `info`), its cores, vector unit and VNNI,
     the versions that set the speed, and which way the networks' 8-bit arithmetic runs."""
-    info = cpu_info() if info is None else info
+    info = (cpu_info() or "") if info is None else info
     names = [line.split(":", 1)[1].strip() for line in info.splitlines()
              if line.startswith("model name") and ":" in line]
     flags = set(info.split()) or None

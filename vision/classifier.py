@@ -150,14 +150,19 @@ def model_dir() -> Path:
 X86 = ("x86_64", "amd64", "i386", "i686", "x86")
 
 
+def cpu_info() -> str | None:
+    """/proc/cpuinfo's text: the CPU's name and feature flags (None where there is none)."""
+    try:
+        return Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+
+
 @lru_cache(maxsize=1)
 def saturating_cpu() -> bool:
     """Whether onnxruntime's fast 8-bit convolution may saturate on this machine."""
-    try:
-        flags = set(Path("/proc/cpuinfo").read_text().split())
-    except OSError:
-        flags = None
-    return saturates(platform.machine(), flags)
+    info = cpu_info()
+    return saturates(platform.machine(), None if info is None else set(info.split()))
 
 
 def saturates(machine: str, flags: set[str] | None) -> bool:
