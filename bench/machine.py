@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import onnxruntime as ort
 
-from vision.classifier import cpu_info, exact_way, load_model, saturates
+from vision.classifier import VNNI, cpu_info, exact_way, load_model, saturates
 
 VECTOR_UNITS = (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("asimd", "NEON"))
 
@@ -22,7 +22,7 @@ def describe(info: str | None = None) -> str:
              if line.startswith("model name") and ":" in line]
     flags = set(info.split()) or None
     unit = next((label for flag, label in VECTOR_UNITS if flags and flag in flags), "unknown")
-    vnni = "VNNI" if flags and {"avx512_vnni", "avx_vnni"} & flags else "no VNNI"
+    vnni = "VNNI" if flags and VNNI & flags else "no VNNI"
     exact = exact_way(load_model().meta, saturates(platform.machine(), flags))
     return (f"machine: {names[0] if names else platform.machine()}, {os.cpu_count()} cores, "
             f"{unit}, {vnni}; onnxruntime {ort.__version__}, OpenCV {cv2.__version__}, "

@@ -148,6 +148,7 @@ def model_dir() -> Path:
 
 
 X86 = ("x86_64", "amd64", "i386", "i686", "x86")
+VNNI = frozenset({"avx512_vnni", "avx_vnni"})  # /proc/cpuinfo flags: 8-bit dot products
 
 
 def cpu_info() -> str | None:
@@ -173,7 +174,7 @@ def saturates(machine: str, flags: set[str] | None) -> bool:
     it, unless the weights are 7-bit (`exact_way`)."""
     if machine.lower() not in X86:
         return False
-    return flags is None or not ({"avx512_vnni", "avx_vnni"} & flags)
+    return flags is None or not (VNNI & flags)
 
 
 def exact_way(meta: dict, saturating: bool) -> bool:
