@@ -138,6 +138,27 @@ def test_shaking_smears_along_one_line_and_keeps_flat_colour():
     assert 2 <= len(lit) <= 7  # a short line of pixels, not a disc
 
 
+
+def test_bending_moves_strokes_a_little_and_keeps_flat_colour():
+    import torch
+
+    from models.train import BEND_PX, _bend
+
+    gen = torch.Generator().manual_seed(5)
+    flat = torch.full((4, 3, 48, 48), 0.6)
+    assert torch.allclose(_bend(flat, gen, 1.0), flat, atol=1e-6)
+    bar = torch.zeros(64, 3, 48, 48)
+    bar[..., 23:25] = 1.0  # a vertical stroke two px wide
+    bent = _bend(bar, gen, 1.0)
+    moved = (bent - bar).abs().amax(dim=(1, 2, 3))
+    assert float((moved > 0.1).float().mean()) > 0.5  # most strokes bend ...
+    ink = bent[:, 0].sum(dim=1)  # (crop, column): where each crop's stroke went
+    centre = (ink * torch.arange(48.0)).sum(dim=1) / ink.sum(dim=1)
+    assert float((centre - 23.5).abs().max()) < 4 * BEND_PX  # ... by a few px, not away
+    state = gen.get_state()
+    assert torch.equal(_bend(bar, gen, 0.0), bar)
+    assert torch.equal(gen.get_state(), state)  # the shipped recipe's random stream is untouched
+
 def _widest_weight(graph) -> int:
     """The largest |weight| of the graph's convolutions (8-bit activations meet them in
     integer arithmetic; the head's input is the float embedding)."""
