@@ -138,7 +138,6 @@ def test_shaking_smears_along_one_line_and_keeps_flat_colour():
     assert 2 <= len(lit) <= 7  # a short line of pixels, not a disc
 
 
-
 def test_bending_moves_strokes_a_little_and_keeps_flat_colour():
     import torch
 
@@ -158,6 +157,7 @@ def test_bending_moves_strokes_a_little_and_keeps_flat_colour():
     state = gen.get_state()
     assert torch.equal(_bend(bar, gen, 0.0), bar)
     assert torch.equal(gen.get_state(), state)  # the shipped recipe's random stream is untouched
+
 
 def _widest_weight(graph) -> int:
     """The largest |weight| of the graph's convolutions (8-bit activations meet them in
