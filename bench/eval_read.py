@@ -293,7 +293,7 @@ def use_model(path: Path, second: bool = False, threads: int | None = None,
     if second:
         vision.read.load_second = lambda: model
     else:
-        vision.read.load_model = lambda path=None: model
+        vision.read.load_model = lambda path=None, threads=None: model
     if not quiet:
         print(f"{'second' if second else 'model'} {path}: {model.meta.get('command', '?')}",
               flush=True)

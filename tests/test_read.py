@@ -35,6 +35,7 @@ from vision.read import (
     _vote_turns,
     decided,
     read_board,
+    read_grid,
     read_photo,
     uncertain_cells,
 )
@@ -216,7 +217,7 @@ def test_turned_board_reads_upright_with_board_order_corners(monkeypatch, seed, 
     shot = render_photo(board, seed=seed, style="erudit-black", fonts="heldout")
     assert shot.orientation == turn  # the photo shows the board turned
     network = CountingNetwork(load_model())
-    monkeypatch.setattr(vision.read, "load_model", lambda: network)
+    monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
     reading = read_board(shot.image, ruleset="erudit")
     assert reading.orientation == shot.orientation
     assert reading.board == board
@@ -224,6 +225,24 @@ def test_turned_board_reads_upright_with_board_order_corners(monkeypatch, seed, 
     assert network.read.count(GRID * GRID) == 1 and sum(network.read) < 2 * GRID * GRID
     cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / 15
     assert np.abs(reading.corners - shot.corners).max() < 0.35 * cell
+
+
+def test_upright_board_reads_its_inkiest_cells_once(monkeypatch):
+    import vision.read
+    board = erudit_words()
+    shot = render_photo(board, seed=9_000_203, style="erudit-black", fonts="heldout")
+    assert shot.orientation == 0
+    network = CountingNetwork(load_model())
+    monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
+    reading = read_board(shot.image, ruleset="erudit")
+    assert reading.board == board
+    # the upright vote's cells are not read again with the rest, and the board reads as one
+    # read of all 225 cells would
+    early = vision.read.EARLY_CELLS
+    assert network.read[0] == early and GRID * GRID - early in network.read
+    assert GRID * GRID not in network.read
+    whole = read_grid(shot.image, reading.location, ruleset="erudit", turns=0)
+    assert np.array_equal(whole.probs, reading.probs)
 
 
 def test_letters_outside_the_ruleset_are_masked_out():

@@ -25,6 +25,7 @@ from vision.classifier import (
     load_second,
     log_softmax,
     masked,
+    second_thread,
     star_glyphs,
 )
 from vision.locate import Location, locate_board
@@ -90,9 +91,9 @@ class Reading:
 
 def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None) -> Reading:
     """Open and read one photo; `.ms` is the time from opening the file to the board."""
-    # one-time loading is not part of a photo's time (a calibrated read uses all three:
-    # its first upright vote is read by the two-thread network)
-    load_model(), load_second()
+    # one-time loading is not part of a photo's time (the one-thread network reads doubtful
+    # cells beside the second, and a calibrated read's cells beside it)
+    load_model(), load_second(), load_model(threads=1)
     if profile is not None:
         load_profile_model()
     start = time.perf_counter()
@@ -130,7 +131,10 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     matrix = model.label_matrix(labels, stars)
     log_probs, embeddings, turns = _classify_upright(model, crops, rules.alphabet, stars, turns,
                                                      profile)
-    _look_again(model, view, log_probs, embeddings, turns, matrix)
+    # doubtful cells: this network on one thread beside the second on another, 10-12 ms a
+    # photo less than the first on two threads and then the second (the same readings)
+    _look_again(model if profile is not None else load_model(threads=1), view, log_probs,
+                embeddings, turns, matrix)
     general = None
     if profile is not None:
         general = masked(log_probs, matrix)
@@ -174,11 +178,15 @@ def _look_again(model: Model, view: np.ndarray, log_probs: np.ndarray, embedding
     cuts = np.asarray([np.rot90(cut_cell(view, *divmod(int(cell), GRID), dx=dx, dy=dy), turns)
                        for cell in doubtful for dx, dy in framings])
     cuts = cuts.reshape(len(doubtful), len(framings), *cuts.shape[1:])
-    more, more_embeddings, theirs = model.run_both(np.ascontiguousarray(cuts[:, 1:].reshape(
-        -1, *cuts.shape[2:])))
-    # a profile's model has run the second network on the shifted crops already
-    seen = cuts[:, :1] if theirs is not None else cuts
-    other, _ = load_second().run(np.ascontiguousarray(seen.reshape(-1, *cuts.shape[2:])))
+    shifted = np.ascontiguousarray(cuts[:, 1:].reshape(-1, *cuts.shape[2:]))
+    if model.partner is None:  # the second network reads all nine meanwhile, on its thread
+        nine = second_thread().submit(load_second().run,
+                                      np.ascontiguousarray(cuts.reshape(-1, *cuts.shape[2:])))
+        more, more_embeddings = model.run(shifted)
+        other, theirs = nine.result()[0], None
+    else:  # a profile's model runs the second network on the shifted crops itself
+        more, more_embeddings, theirs = model.run_both(shifted)
+        other, _ = load_second().run(np.ascontiguousarray(cuts[:, 0]))
     other = other.reshape(len(doubtful), -1, other.shape[1]).sum(axis=1)
     if theirs is not None:
         other += theirs.reshape(len(doubtful), len(SHIFTS), -1).sum(axis=1)
@@ -339,6 +347,8 @@ def _classify_upright(model: Model, crops: np.ndarray, alphabet, stars: tuple[st
             own, settled = profile_turns(model, crops[inky], seen, looks, profile)
             settled = settled and own == turn
         turns = turn if settled else None
+        if turns == 0:  # upright as it lies: the inky cells are read already
+            return (*_read_rest(model, crops, inky, seen, looks), 0)
     if turns is not None:
         return (*model.run(_turned(crops, turns)), turns % 4)
     log_probs, embeddings = model.run(crops)
@@ -348,6 +358,18 @@ def _classify_upright(model: Model, crops: np.ndarray, alphabet, stars: tuple[st
         again = np.flatnonzero(empty < MAYBE_TILE)
         log_probs[again], embeddings[again] = model.run(_turned(crops[again], turns))
     return log_probs, embeddings, turns
+
+
+def _read_rest(model: Model, crops: np.ndarray, done: np.ndarray, log_probs: np.ndarray,
+               embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every crop's reading, those of the cells `done` given."""
+    rest = np.setdiff1d(np.arange(len(crops)), done)
+    more, more_embeddings = model.run(crops[rest])
+    every = np.empty((len(crops), more.shape[1]), more.dtype)
+    every_embeddings = np.empty((len(crops), more_embeddings.shape[1]), more_embeddings.dtype)
+    every[done], every_embeddings[done] = log_probs, embeddings
+    every[rest], every_embeddings[rest] = more, more_embeddings
+    return every, every_embeddings
 
 
 def _ink(crops: np.ndarray) -> np.ndarray:
