@@ -211,9 +211,8 @@ def load_model(path: str | None = None, threads: int | None = None) -> Model:
 def load_second() -> Model:
     """The bundled second opinion: the same network trained another way (other photos, more
     boxes in random colours among them) that re-reads the cells the first one doubts.
-    It runs on the calling thread alone: a second pool of spinning threads would take the
-    cores from the first network's next batch (225 crops 11 → 20 ms, models/MODEL_CARD.md,
-    session 27), and its batches are small."""
+    It runs on one thread (its batches are small), most often beside the first network on
+    another (second_thread)."""
     return load_model(str(model_dir() / f"{SECOND_NAME}.onnx"), threads=1)
 
 
@@ -231,5 +230,6 @@ def load_profile_model() -> Model:
 
 @lru_cache(maxsize=1)
 def second_thread() -> ThreadPoolExecutor:
-    """The thread a profile's second network reads on while the first reads on the caller's."""
+    """The thread the second network reads on while the first reads on the caller's (a
+    profile's every cell, anyone's doubtful cells)."""
     return ThreadPoolExecutor(1, thread_name_prefix="second-network")
