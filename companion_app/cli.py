@@ -138,9 +138,9 @@ def cmd_replay(args) -> int:
     from engine import report
     from engine.game import Game
 
-    names = args.names.split(",") if args.names else None
-    players = names or args.players or 2
-    if names and args.players and len(names) != args.players:
+    names = [name.strip() for name in args.names.split(",")] if args.names else None
+    players = names or (2 if args.players is None else args.players)
+    if names and args.players is not None and len(names) != args.players:
         raise UsageError(f"--names gives {len(names)} players but --players says {args.players}")
     kinds = {_input_kind(p) for p in args.inputs}
     if len(kinds) > 1:

@@ -57,6 +57,11 @@ class Game:
             players)
         if not 2 <= len(names) <= 4:
             raise GameError(f"a game has 2–4 players, not {len(names)}")
+        for number, name in enumerate(names, start=1):
+            if not str(name).strip():
+                raise GameError(f"player {number} has no name")
+        if len(set(names)) != len(names):  # the scoreboard and a record tell players by name
+            raise GameError("two players have the same name")
         if target is not None and target <= 0:
             raise GameError(f"target score must be positive, not {target}")
         if word_check not in MODES:

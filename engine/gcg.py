@@ -173,10 +173,12 @@ def replay_record(record: Record, ruleset: Ruleset, target: int | None = None,
                   source: str = "record") -> tuple[Game, list[int | None]]:
     """Play a record through a game; returns the game and each turn's recorded score."""
     nicks = [nick for nick, _ in record.players]
+    names = [name for _, name in record.players]
+    if len(set(names)) < len(names):  # two players of one full name: their nicks tell them apart
+        names = nicks
     try:
-        game = Game(ruleset, [name for _, name in record.players], target=target,
-                    word_check="off")
-    except GameError as exc:  # the record's #player lines name too few or too many
+        game = Game(ruleset, names, target=target, word_check="off")
+    except GameError as exc:  # the record's #player lines: too few or too many, or a nick twice
         raise RecordError(f"{source}: {exc}") from None
     recorded: list[int | None] = []
     for event in record.events:

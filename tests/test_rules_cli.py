@@ -84,6 +84,9 @@ def test_names_and_players_disagree(capsys, data_dir):
     (["--players", "5"], "a game has 2–4 players, not 5"),
     (["--names", "Соло"], "a game has 2–4 players, not 1"),
     (["--target", "0"], "target score must be positive, not 0"),
+    (["--players", "0"], "a game has 2–4 players, not 0"),
+    (["--names", "Аня,,Борис"], "player 2 has no name"),
+    (["--names", "Аня,Аня"], "two players have the same name"),
 ])
 def test_bad_game_settings(capsys, data_dir, argv, message):
     code, out, err = run(capsys, "replay", GAME[0], *argv)

@@ -19,6 +19,15 @@ def test_two_to_four_players(players):
         Game(ERUDIT, players)
 
 
+@pytest.mark.parametrize("names, message", [
+    (["Аня", "Аня"], "two players have the same name"),
+    (["Аня", " "], "player 2 has no name"),
+])
+def test_players_are_told_apart_by_name(names, message):
+    with pytest.raises(GameError, match=f"^{message}$"):
+        Game(ERUDIT, names)
+
+
 def test_players_move_in_turn_order():
     game = Game(ERUDIT, ["Аня", "Борис", "Вера"])
     turns = play_all(game, LUK, LES)

@@ -117,6 +117,13 @@ def test_a_record_of_one_player_names_the_file():
         replay_record(record, SCRABBLE, source="solo.gcg")
 
 
+def test_players_of_one_full_name_go_by_their_nicks():
+    record = parse_record("#player1 ann Ann\n#player2 ann2 Ann\n>ann: 8G CAT +10 10\n"
+                          ">ann2: 9G AT +5 5\n", "twins.gcg")
+    game, _ = replay_record(record, SCRABBLE, source="twins.gcg")
+    assert game.players == ["ann", "ann2"]
+
+
 def _erudit_game() -> Game:
     """Three players, a star, a swap, a pass, an exchange and a whole-rack move."""
     game = Game(ERUDIT, ["Аня Петрова", "Борис", "Вера"], word_check="off")

@@ -239,6 +239,7 @@ RU_ERRORS = [
     (r"no tile on (\w+) and no photo waiting to be confirmed",
      "на {0} нет фишки и нет фото, ждущего подтверждения"),
     (r"two players have the same name", "у двух игроков одинаковое имя"),
+    (r"player (\d+) has no name", "у игрока {0} нет имени"),
     (r"a game has 2–4 players, not (\d+)", "в игре 2–4 игрока, а не {0}"),
     (r"unsure reading: check the highlighted cells",
      "распознавание не уверено: проверьте выделенные клетки"),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, redirect, render_template, request, url_for
 
-from engine.errors import GameError
 from engine.game import Game
 from engine.ruleset import load_ruleset, ruleset_names
 from engine.words import MODES
@@ -44,8 +43,6 @@ def create():
         check_name(profile)
     ruleset = store.ruleset_for(name, profile, data_dir())
     Game(ruleset, names, target=target, word_check=word_check)  # checks the settings
-    if len(set(names)) != len(names):
-        raise GameError("two players have the same name")
     with db.write() as conn:
         token = store.create(conn, name, names, target, word_check, profile)
     if wants_json():
