@@ -293,6 +293,10 @@ class Profile:
             path, refs=self.refs.astype(np.float16), classes=np.array(self.ref_classes, "U2")))
         _replace(folder / "profile.json", lambda path: path.write_text(
             json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8"))
+        # a box calibrated again without an alphabet photo keeps none of the one before
+        for name, view in ((EMPTY_VIEW, self.empty_view), (ALPHABET_VIEW, self.alphabet_view)):
+            if view is None:
+                (folder / name).unlink(missing_ok=True)
 
     @property
     def keeps_views(self) -> bool:

@@ -124,12 +124,16 @@ def cmd_serve(args) -> int:
 
 # -- calibrate ---------------------------------------------------------------------------
 def cmd_calibrate(args) -> int:
-    from calibration.profile import build_profile
+    from calibration.profile import build_profile, profile_folder
 
     ruleset = load_ruleset(args.ruleset or "erudit", data_dir(args.data))
+    again = (profile_folder(args.name, data_dir(args.data)) / "profile.json").is_file()
     profile = build_profile(args.empty, args.alphabet, args.name, ruleset, data_dir(args.data))
     for line in profile.summary():
         print(line)
+    if again:
+        print(f"erudit: the box {args.name} was calibrated before; these photos replace "
+              "that calibration", file=sys.stderr)
     return 0
 
 

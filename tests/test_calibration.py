@@ -409,6 +409,22 @@ def test_cli_calibrate_then_read_with_the_profile(box, tmp_path, capsys):
     assert wrong_cells(json.loads(out)["board"]) <= 1
 
 
+def test_cli_calibrating_a_box_again_replaces_all_of_it(box, tmp_path, capsys):
+    data = tmp_path / "data"
+    main(["calibrate", "--empty", str(box["empty"]), "--alphabet", str(box["alphabet"]),
+          "--name", "kitchen", "--data", str(data)])
+    capsys.readouterr()
+    code = main(["calibrate", "--empty", str(box["empty"]), "--name", "kitchen",
+                 "--data", str(data)])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ("erudit: the box kitchen was calibrated before; these photos "
+                                 "replace that calibration\n")
+    folder = data / "profiles" / "kitchen"
+    assert sorted(p.name for p in folder.iterdir()) == ["empty.png", "profile.json", "refs.npz"]
+    profile = load_profile("kitchen", data)
+    assert profile.letters == [] and profile.alphabet_view is None
+
+
 def test_cli_replays_a_game_on_the_box_with_its_profile(box, tmp_path, capsys):
     # every photo shows the one novel box (box_seed), as at a real table
     photos = game_photos(ERUDIT, seed=9301, turns=4, players=2, style=NOVEL, box_seed=BOX)
