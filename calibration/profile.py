@@ -21,6 +21,7 @@ from pathlib import Path
 from calibration.box import Profile, check_layout, hex_colour, load_box
 from calibration.build import build, check_name
 from engine.errors import ProfileError, RulesetError
+from engine.files import folder_why
 from engine.ruleset import Ruleset, load_ruleset
 
 __all__ = ["Profile", "ProfileError", "build_profile", "describe", "load_profile",
@@ -41,7 +42,11 @@ def build_profile(empty_photo, alphabet_photo, name: str, ruleset: str | Ruleset
         except RulesetError as exc:
             raise ProfileError(str(exc)) from None
     profile = build(empty_photo, alphabet_photo, name, ruleset)
-    profile.save(profile_folder(name, data_dir))
+    folder = profile_folder(name, data_dir)
+    try:
+        profile.save(folder)
+    except OSError as exc:
+        raise ProfileError(f"{folder}: cannot save the profile ({folder_why(exc)})") from None
     _cached.cache_clear()
     return profile
 

@@ -20,6 +20,11 @@ def why(exc: Exception) -> str:
     return exc.__class__.__name__
 
 
+def folder_why(exc: OSError) -> str:
+    """why() for making or writing a folder: a missing parent is not a missing file."""
+    return (exc.strerror or why(exc)).lower()
+
+
 def read_text(path: str | Path, error: type[Exception]) -> str:
     """The UTF-8 text of a file, or `error` naming the file and the reason."""
     try:

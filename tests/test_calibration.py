@@ -425,6 +425,17 @@ def test_cli_calibrating_a_box_again_replaces_all_of_it(box, tmp_path, capsys):
     assert profile.letters == [] and profile.alphabet_view is None
 
 
+def test_cli_calibrate_names_a_data_folder_it_cannot_write(box, tmp_path, capsys):
+    (tmp_path / "stray").write_text("not a folder", encoding="utf-8")
+    data = tmp_path / "stray" / "data"
+    code = main(["calibrate", "--empty", str(box["empty"]), "--name", "kitchen",
+                 "--data", str(data)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == (f"erudit: {data / 'profiles' / 'kitchen'}: cannot save the profile "
+                   "(not a directory)\n")
+
+
 def test_cli_replays_a_game_on_the_box_with_its_profile(box, tmp_path, capsys):
     # every photo shows the one novel box (box_seed), as at a real table
     photos = game_photos(ERUDIT, seed=9301, turns=4, players=2, style=NOVEL, box_seed=BOX)

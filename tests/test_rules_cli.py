@@ -210,6 +210,19 @@ def test_serve_says_why_it_cannot_listen(capsys, tmp_path):
     assert "a port is a number from 1 to 65535, not '99999'" in capsys.readouterr().err
 
 
+def test_a_data_folder_that_cannot_be_made_is_named(capsys, tmp_path):
+    import socket
+
+    (tmp_path / "stray").write_text("not a folder", encoding="utf-8")
+    data = tmp_path / "stray" / "data"  # under a file: no folder can be made there
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = str(free.getsockname()[1])
+    assert main(["serve", "--host", "127.0.0.1", "--port", port, "--data", str(data)]) == 2
+    assert capsys.readouterr().err == (
+        f"erudit: {data}: cannot make the data folder (not a directory)\n")
+
+
 def test_a_file_where_the_data_folder_goes_is_named(capsys, tmp_path):
     stray = tmp_path / "data"
     stray.write_text("not a folder", encoding="utf-8")

@@ -18,6 +18,7 @@ from werkzeug.exceptions import HTTPException
 
 from companion_app.settings import data_dir as default_data_dir
 from engine.errors import EruditError
+from engine.files import folder_why
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
 
 from . import answer, db, guard, i18n
@@ -29,7 +30,10 @@ MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
 def create_app(data_dir: str | Path | None = None, config: dict | None = None) -> Flask:
     """The app over one data folder (default: the user's, see companion_app.settings)."""
     folder = Path(data_dir) if data_dir else default_data_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EruditError(f"{folder}: cannot make the data folder ({folder_why(exc)})") from None
     app = Flask(__name__)
     app.config.from_mapping(
         DATA_DIR=str(folder),
