@@ -218,6 +218,7 @@ def test_turned_board_reads_upright_with_board_order_corners(monkeypatch, seed, 
     assert shot.orientation == turn  # the photo shows the board turned
     network = CountingNetwork(load_model())
     monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
+    monkeypatch.setattr(vision.read, "WIDE", GRID * GRID + 1)  # each batch read whole
     reading = read_board(shot.image, ruleset="erudit")
     assert reading.orientation == shot.orientation
     assert reading.board == board
@@ -234,6 +235,7 @@ def test_upright_board_reads_its_inkiest_cells_once(monkeypatch):
     assert shot.orientation == 0
     network = CountingNetwork(load_model())
     monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
+    monkeypatch.setattr(vision.read, "WIDE", GRID * GRID + 1)  # each batch read whole
     reading = read_board(shot.image, ruleset="erudit")
     assert reading.board == board
     # the upright vote's cells are not read again with the rest, and the board reads as one
@@ -243,6 +245,18 @@ def test_upright_board_reads_its_inkiest_cells_once(monkeypatch):
     assert GRID * GRID not in network.read
     whole = read_grid(shot.image, reading.location, ruleset="erudit", turns=0)
     assert np.array_equal(whole.probs, reading.probs)
+
+
+def test_a_boards_worth_of_crops_is_read_in_two_halves_side_by_side(monkeypatch):
+    import vision.read
+    shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", fonts="heldout")
+    crops = cut_cells(board_image(shot.image, shot.corners)).reshape(GRID * GRID, CROP, CROP, 3)
+    network = CountingNetwork(load_model(threads=1))
+    monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
+    halves = vision.read._run_wide(network, crops)
+    assert sorted(network.read) == [112, 113]
+    for half, whole in zip(halves, load_model().run(crops), strict=True):
+        assert np.array_equal(half, whole)
 
 
 def test_letters_outside_the_ruleset_are_masked_out():
