@@ -14,7 +14,15 @@ import numpy as np
 from engine.board import EMPTY, Board, cell_name, is_star
 from engine.errors import EruditError, GameError, PhotoError
 from engine.game import Game
-from engine.infer import best_shift, deduce_stars, infer_move, log_probs, temper, tile_fit
+from engine.infer import (
+    best_shift,
+    deduce_stars,
+    infer_move,
+    log_probs,
+    temper,
+    tile_fit,
+    tiles_seen,
+)
 
 # Mean probability of the old tiles in a clear photo, and the least trust a photo keeps.
 CLEAR_READING, MIN_TRUST = 0.9, 0.2
@@ -28,6 +36,9 @@ RECTIFIED_MARGIN = 0.3
 REVISE_MARGIN = 6.0
 # Later photos whose readings weigh on each turn's move in a replay.
 LOOKAHEAD = 3
+# A photo that shows fewer of the tiles already down where they were (of at least MIN_JUDGED)
+# is of another board: a photo from another game, or one hidden by a hand or glare all over.
+FOREIGN_SHARE, MIN_JUDGED = 0.2, 5
 
 
 @dataclass
@@ -106,7 +117,10 @@ def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Prop
     board = deduce_stars(before, result.board, game.ruleset)
     cells = [cell_name(r, c) for r, c, _ in board.tiles() if before[r, c] == "."]
     sure, message = result.sure, None
-    if trust(before, reading) < DOUBTFUL:
+    foreign = not_this_board(before, reading)
+    if foreign:
+        sure, message = False, foreign
+    elif trust(before, reading) < DOUBTFUL:
         sure, message = False, "the board is hard to read in this photo: check the move"
     elif not sure:
         message = "unsure reading: check the highlighted cells"
@@ -244,9 +258,13 @@ class _Photos:
             reading = _named(self.sources[index],
                              lambda: read_aligned(game, image, self.profile))
         except PhotoError as exc:
-            from vision.classifier import labels_for
-
-            reading = Unreadable(str(exc), labels_for(game.ruleset.alphabet))
+            reading = Unreadable(str(exc), _labels(game))
+        else:
+            foreign = not_this_board(game.board, reading)
+            if foreign:  # evidence of nothing: its turn is read from the next photo
+                source = self.sources[index]
+                named = f"{source}: " if isinstance(source, str | Path) else ""
+                reading = Unreadable(named + foreign, _labels(game))
         self._readings[index] = (reading, tiles)
         return reading
 
@@ -254,6 +272,25 @@ class _Photos:
         """A photo whose turn is recorded is not read again."""
         self._images.pop(index, None)
         self._readings.pop(index, None)
+
+
+def _labels(game: Game) -> list[str]:
+    from vision.classifier import labels_for
+
+    return labels_for(game.ruleset.alphabet)
+
+
+def not_this_board(before: Board, reading) -> str | None:
+    """Why a photo's reading cannot be of the game's board, or None: it shows almost none of
+    the tiles already down where they were (judged from MIN_JUDGED tiles on)."""
+    tiles = len(list(before.tiles()))
+    if tiles < MIN_JUDGED:
+        return None
+    seen = tiles_seen(before, reading.probs, reading.labels)
+    if seen >= FOREIGN_SHARE * tiles:
+        return None
+    return (f"this photo does not show this game's board (tiles already down where they were: "
+            f"{seen} of {tiles})")
 
 
 def trust(before: Board, reading) -> float:

@@ -72,6 +72,12 @@ def tile_fit(before: Board, probs: np.ndarray, labels: list[str],
     return _fit(log_probs(probs), _old_tiles(before, labels), shift)
 
 
+def tiles_seen(before: Board, probs: np.ndarray, labels: list[str]) -> int:
+    """How many old tiles a reading shows where they are, each as its likeliest symbol."""
+    best = np.asarray(probs).argmax(axis=2)
+    return sum(int(best[r, c] == k) for r, c, k in _old_tiles(before, labels))
+
+
 def best_shift(before: Board, probs: np.ndarray, labels: list[str], reach: int = 4):
     """The (fit, shift) under which a reading shows the old tiles best: a photo's grid may
     have been found a few cells off."""

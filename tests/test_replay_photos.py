@@ -64,6 +64,40 @@ def test_last_photo_without_a_board_is_an_error():
         replayed(photos)
 
 
+def test_photo_of_another_game_is_read_from_the_next_one(capsys):
+    photos = game_photos(ERUDIT, seed=9101, turns=6, players=2, style="erudit-black")
+    other = game_photos(ERUDIT, seed=9106, turns=4, players=2, style="erudit-black")
+    photos.images[3] = other.images[3]  # a photo from another game's folder
+    game = replayed(photos)
+    assert "this photo does not show this game's board" in capsys.readouterr().err
+    assert not game.turns[3].sure
+    assert same_tiles(game.turns[4].board, photos.boards[4])       # the next photo stands in
+    assert same_tiles(game.turns[5].board, photos.boards[5]) and game.turns[5].sure
+
+
+def test_a_proposal_from_a_photo_of_another_game_says_so(tmp_path):
+    from companion_app.photos import propose_turn
+
+    photos = game_photos(ERUDIT, seed=9101, turns=4, players=2, style="erudit-black")
+    other = game_photos(ERUDIT, seed=9106, turns=4, players=2, style="erudit-black")
+    game = Game(ERUDIT, 2, word_check="off")
+    replay_images(game, photos.images[:3])
+    path = tmp_path / "other.jpg"
+    cv2.imwrite(str(path), other.images[3])
+    proposal = propose_turn(game, str(path))
+    assert not proposal.sure
+    assert proposal.message.startswith("this photo does not show this game's board")
+
+
+def test_last_photo_of_another_game_is_an_error():
+    photos = game_photos(ERUDIT, seed=9101, turns=4, players=2, style="erudit-black")
+    other = game_photos(ERUDIT, seed=9106, turns=4, players=2, style="erudit-black")
+    photos.images[-1] = other.images[-1]
+    with pytest.raises(PhotoError, match=r"this photo does not show this game's board "
+                                         r"\(tiles already down where they were: \d+ of \d+\)"):
+        replayed(photos)
+
+
 def test_replay_photos_json(tmp_path, capsys):
     photos = game_photos(ERUDIT, seed=9201, turns=3, players=2, style="erudit-black")
     paths = []

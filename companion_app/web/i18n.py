@@ -243,6 +243,9 @@ RU_ERRORS = [
     (r"a game has 2–4 players, not (\d+)", "в игре 2–4 игрока, а не {0}"),
     (r"unsure reading: check the highlighted cells",
      "распознавание не уверено: проверьте выделенные клетки"),
+    (r"this photo does not show this game's board \(tiles already down where they were: "
+     r"(\d+) of (\d+)\)",
+     "на этом фото не доска этой игры (уже выложенных фишек на своих местах: {0} из {1})"),
     (r"the board is hard to read in this photo: check the move",
      "доску на этом фото трудно разобрать: проверьте ход"),
     (r"turn (\d+): (.*)", "ход {0}: {1}"),
