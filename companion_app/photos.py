@@ -117,8 +117,8 @@ def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Prop
     board = deduce_stars(before, result.board, game.ruleset)
     cells = [cell_name(r, c) for r, c, _ in board.tiles() if before[r, c] == "."]
     sure, message = result.sure, None
-    foreign = not_this_board(before, reading)
-    if foreign:
+    foreign = reading.reason if isinstance(reading, Unreadable) else not_this_board(before, reading)
+    if foreign:  # no board, or another game's: its move came from the next photo
         sure, message = False, foreign
     elif trust(before, reading) < DOUBTFUL:
         sure, message = False, "the board is hard to read in this photo: check the move"
