@@ -126,9 +126,10 @@ def cmd_serve(args) -> int:
 def cmd_calibrate(args) -> int:
     from calibration.profile import build_profile, profile_folder
 
-    ruleset = load_ruleset(args.ruleset or "erudit", data_dir(args.data))
-    again = (profile_folder(args.name, data_dir(args.data)) / "profile.json").is_file()
-    profile = build_profile(args.empty, args.alphabet, args.name, ruleset, data_dir(args.data))
+    data = data_dir(args.data)
+    ruleset = load_ruleset(args.ruleset or "erudit", data)
+    again = (profile_folder(args.name, data) / "profile.json").is_file()
+    profile = build_profile(args.empty, args.alphabet, args.name, ruleset, data)
     for line in profile.summary():
         print(line)
     if again:
