@@ -258,6 +258,19 @@ def test_a_boards_worth_of_crops_is_read_in_two_halves_side_by_side(monkeypatch)
     for half, whole in zip(halves, load_model().run(crops), strict=True):
         assert np.array_equal(half, whole)
 
+def test_crops_are_turned_and_their_ink_measured_as_numpy_would():
+    # the fast ways (one cv2.rotate a crop; the channels' mean added up by hand) must give
+    # the very pixels and numbers of the plain numpy ones the readings were tuned with
+    import vision.read
+    shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", fonts="heldout")
+    crops = cut_cells(board_image(shot.image, shot.corners)).reshape(GRID * GRID, CROP, CROP, 3)
+    for turns in range(-1, 5):
+        assert np.array_equal(vision.read._turned(crops[::7], turns),
+                              np.rot90(crops[::7], turns, axes=(1, 2)))
+    centre = crops[:, vision.read.CENTRE, vision.read.CENTRE]
+    assert np.array_equal(vision.read._ink(crops), centre.mean(axis=3).std(axis=(1, 2)))
+
+
 
 def test_letters_outside_the_ruleset_are_masked_out():
     # Cyrillic tiles read with the English ruleset: homoglyphs become their Latin twins and
@@ -377,6 +390,9 @@ def test_bad_inputs_are_clear_photo_errors(tmp_path):
     text.write_text("not a photo", encoding="utf-8")
     with pytest.raises(PhotoError, match="not an image"):
         read_photo(text)
+    (tmp_path / "nothing.jpg").write_bytes(b"")
+    with pytest.raises(PhotoError, match=r"nothing.jpg: not an image \(the file is empty\)"):
+        read_photo(tmp_path / "nothing.jpg")
     (tmp_path / "game").mkdir()
     with pytest.raises(PhotoError, match=r"game: cannot open \(a folder, not a photo\)"):
         read_photo(tmp_path / "game")
