@@ -26,7 +26,7 @@ REDUCED_DECODES = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2,
 def load_photo(path, reduce: int = 1) -> np.ndarray:
     """Decode `path` to a BGR uint8 image, turned upright as its EXIF orientation says.
 
-    cv2.imread applies the EXIF orientation tag itself (checked on a photo stored sideways with
+    cv2.imdecode applies the EXIF orientation tag itself (checked on a photo stored sideways with
     orientation 6, also for the reduced decodes), so the pixels come back as the photo is
     displayed. `reduce` 2, 4 or 8 decodes a JPEG at 1/2, 1/4 or 1/8 of its size, about twice as
     fast as a full decode at 1/2: enough for a 12 MP photo whose cells span 100+ pixels.
