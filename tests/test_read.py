@@ -258,6 +258,7 @@ def test_a_boards_worth_of_crops_is_read_in_two_halves_side_by_side(monkeypatch)
     for half, whole in zip(halves, load_model().run(crops), strict=True):
         assert np.array_equal(half, whole)
 
+
 def test_crops_are_turned_and_their_ink_measured_as_numpy_would():
     # the fast ways (one cv2.rotate a crop; the channels' mean added up by hand) must give
     # the very pixels and numbers of the plain numpy ones the readings were tuned with
@@ -269,7 +270,6 @@ def test_crops_are_turned_and_their_ink_measured_as_numpy_would():
                               np.rot90(crops[::7], turns, axes=(1, 2)))
     centre = crops[:, vision.read.CENTRE, vision.read.CENTRE]
     assert np.array_equal(vision.read._ink(crops), centre.mean(axis=3).std(axis=(1, 2)))
-
 
 
 def test_letters_outside_the_ruleset_are_masked_out():
