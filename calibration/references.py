@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError, ProfileError
-from vision.cells import GRID, board_image, cut_cell, cut_cells
+from vision.cells import GRID, board_image, cut_cell, cut_cells, turn_crops
 from vision.classifier import MODEL_NAME, SECOND_NAME, load_profile_model, model_dir, normalised
 from vision.locate import locate_board
 from vision.photo import load_photo
@@ -95,7 +95,7 @@ def empty_references(crops: np.ndarray) -> np.ndarray:
     rng = np.random.default_rng(RNG_SEED)
     batch = []
     for k in range(4):
-        turned_crops = np.rot90(flat, k, axes=(1, 2))
+        turned_crops = turn_crops(flat, k)
         batch.append(relit(turned_crops, rng) if k % 2 else turned_crops)
     return embed(np.concatenate(batch))[1]
 
@@ -117,7 +117,7 @@ def letter_variants(board: np.ndarray, cells, turns: int) -> np.ndarray:
         r, c = _photo_cell(row, col, turns)
         crops = [cut_cell(board, r, c, dx=dx, dy=dy, scale=s)
                  for dx, dy in SHIFTS for s in SCALES]
-        crops = np.rot90(np.asarray(crops), turns, axes=(1, 2))
+        crops = turn_crops(np.asarray(crops), turns)
         lit = np.concatenate([crops] + [relit(wobbled(crops, rng), rng)
                                          for _ in range(LIGHTS - 1)])
         out.append(lit)

@@ -14,7 +14,7 @@ from conftest import CountingNetwork
 
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset, ruleset_names
-from vision.cells import CROP, GRID, board_image, cut_cell, cut_cells
+from vision.cells import CROP, GRID, board_image, cut_cell, cut_cells, turn_crops
 from vision.classifier import (
     GLYPHS,
     MODEL_NAME,
@@ -266,7 +266,7 @@ def test_crops_are_turned_and_their_ink_measured_as_numpy_would():
     shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", fonts="heldout")
     crops = cut_cells(board_image(shot.image, shot.corners)).reshape(GRID * GRID, CROP, CROP, 3)
     for turns in range(-1, 5):
-        assert np.array_equal(vision.read._turned(crops[::7], turns),
+        assert np.array_equal(turn_crops(crops[::7], turns),
                               np.rot90(crops[::7], turns, axes=(1, 2)))
     centre = crops[:, vision.read.CENTRE, vision.read.CENTRE]
     assert np.array_equal(vision.read._ink(crops), centre.mean(axis=3).std(axis=(1, 2)))

@@ -60,3 +60,19 @@ def cut_cell(board: np.ndarray, row: int, col: int, *, dx: float = 0.0, dy: floa
     matrix = np.float32([[k, 0, shift_x], [0, k, shift_y]])
     return cv2.warpAffine(board, matrix, (CROP, CROP), flags=cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_REPLICATE)
+
+
+# cv2.rotate's code for each number of quarter turns counter-clockwise (as np.rot90 turns)
+_ROTATIONS = {1: cv2.ROTATE_90_COUNTERCLOCKWISE, 2: cv2.ROTATE_180, 3: cv2.ROTATE_90_CLOCKWISE}
+
+
+def turn_crops(crops: np.ndarray, turns: int) -> np.ndarray:
+    """(N, H, W, C) crops each turned `turns` quarter turns counter-clockwise: np.rot90's
+    pixels, made contiguous (one cv2.rotate a crop is 6x faster than numpy's strided copy)."""
+    turns %= 4
+    if turns == 0:
+        return np.ascontiguousarray(crops)
+    out = np.empty((len(crops), crops.shape[2], crops.shape[1], crops.shape[3]), crops.dtype)
+    for crop, into in zip(crops, out, strict=True):
+        cv2.rotate(crop, _ROTATIONS[turns], dst=into)
+    return out
