@@ -1,14 +1,17 @@
 """Corner accuracy of locate_board on rendered photos (all styles and poses).
 
-    python -m bench.eval_locate [--count 500] [--start 0] [--jobs 2]
+    python -m bench.eval_locate [--count 500] [--start 0] [--jobs 2] [--light dim]
 
 A photo passes when every found corner lies within 1% of the board diagonal of the true one
 (compared as sets: ours start at the image's top-left, the renderer's at the board's; matched by
 cyclic rotation). Prints one line per photo and the summary; slow (renders each photo).
+With `--light dim` each photo is first taken as a dim room gives it (`vision.synthetic.dimmed`:
+half the light, noise, JPEG 75).
 """
 
 import argparse
 import time
+from functools import partial
 
 import cv2
 import numpy as np
@@ -17,6 +20,7 @@ from bench.eval_read import pool_of
 from engine.errors import PhotoError
 from vision.locate import locate_board
 from vision.render import STYLES, render_photo
+from vision.synthetic import dimmed
 
 PASS_SHARE = 0.01  # of the board diagonal
 SHIFT_SHARE = 0.5 / (15 * 2 ** 0.5)  # half a cell: a grid this far off reads the wrong cells
@@ -51,13 +55,15 @@ def main(argv=None) -> None:
     parser.add_argument("--jobs", type=int, default=1,
                         help="photos rendered and searched side by side (the same corners; "
                              "each time then taken beside the others' load)")
+    parser.add_argument("--light", choices=("as-rendered", "dim"), default="as-rendered")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     errors, failures, times = [], {}, []
     seeds = range(args.start, args.start + args.count)
+    located = partial(_located, dim=args.light == "dim")
     with pool_of(args.jobs) as pool:
-        for line, error, seconds, note in (pool.imap(_located, seeds) if pool
-                                           else map(_located, seeds)):
+        for line, error, seconds, note in (pool.imap(located, seeds) if pool
+                                           else map(located, seeds)):
             print(line, flush=True)
             errors.append(error)
             times.append(seconds)
@@ -76,16 +82,18 @@ def main(argv=None) -> None:
         print(f"  {style:17} within 1%: {np.mean(np.array(picked) <= PASS_SHARE):.3f}")
 
 
-def _located(seed: int) -> tuple[str, float, float, str]:
-    """Render seed's photo and find its board: (report line, corner error, seconds, refusal)."""
+def _located(seed: int, dim: bool = False) -> tuple[str, float, float, str]:
+    """Render seed's photo (in dim light) and find its board: (report line, corner error,
+    seconds, refusal)."""
     rng = np.random.default_rng(10_000 + seed)
     style = STYLES[seed % len(STYLES)]
     letters = ENGLISH_LETTERS if style.startswith("scrabble") else ERUDIT_LETTERS
     pose = "frontal" if seed % 5 == 4 else "any"
     shot = render_photo(random_board(rng, letters), seed=seed, style=style, pose=pose)
+    image = dimmed(shot.image, seed) if dim else shot.image
     start = time.perf_counter()
     try:
-        error, note = corner_error(locate_board(shot.image).corners, shot.corners), ""
+        error, note = corner_error(locate_board(image).corners, shot.corners), ""
     except PhotoError as exc:
         error, note = float("inf"), str(exc)
     seconds = time.perf_counter() - start

@@ -8,6 +8,7 @@
     python -m bench.eval_read --sets synthetic --synthetic 60 --size 4000x3000  # as 12 MP photos
     python -m bench.eval_read --sets real,jheidel --no-turns --longest 1024  # webcam-size photos
     python -m bench.eval_read --sets real,jheidel --no-turns --tilt 30       # the phone askew
+    python -m bench.eval_read --sets real,jheidel --no-turns --dim           # in a dim room
 
 Real photos live in ../shared/external (measurement only; sets that are absent are skipped).
 Per-cell accuracy counts the 225 cells of each upright reading against the hand label.
@@ -38,7 +39,7 @@ from vision.locate import Location, cell_size
 from vision.photo import load_for_reading
 from vision.read import COLUMNS, Reading, read_board, read_grid
 from vision.render import STYLES, render_photo
-from vision.synthetic import shrunk, tilted
+from vision.synthetic import dimmed, shrunk, tilted
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
 ERUDIT = EXTERNAL / "scrabble_assistant"
@@ -122,12 +123,14 @@ def _timed_read(image, ruleset: str, where: Location | None = None):
 
 
 def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
-                longest: int | None = None, degrees: float = 0.0) -> Tally | None:
+                longest: int | None = None, degrees: float = 0.0,
+                dim: bool = False) -> Tally | None:
     """The labelled real photos under `root`, opened as `erudit read` opens them (12 MP and
     larger reduced), each turned by `turns`; with `longest`, first
     shrunk to that many px on their longer side and saved again as a JPEG of quality 80, as a
     webcam or a messenger would deliver them; with `degrees`, first tilted by that angle (a
-    phone held askew, a board turned on the table)."""
+    phone held askew, a board turned on the table); with `dim`, last taken in dim light (half
+    the light, noise, JPEG 75: `vision.synthetic.dimmed`)."""
     table = root / "labels" / "labels.csv"
     if not table.exists():
         print(f"{name}: {table} absent, skipped")
@@ -147,6 +150,8 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
                 image = shrunk(image, longest)
         else:  # as `erudit read` opens it: a 12 MP photo at half size
             image, _ = load_for_reading(root / row["image"])
+        if dim:
+            image = dimmed(image).view(type(image))
         for turn in turns:
             tag = f"{row['image']}@{turn}"
             tally.add(label, _read(turned(image, turn), ruleset, tally, tag), tag)
@@ -314,6 +319,8 @@ def main(argv=None) -> None:
                         help="real photos shrunk to this many px on their longer side (JPEG 80)")
     parser.add_argument("--tilt", type=float, default=0.0,
                         help="real photos turned this many degrees first (any angle)")
+    parser.add_argument("--dim", action="store_true",
+                        help="real photos taken in dim light (half the light, noise, JPEG 75)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="renders read side by side (the same readings; ms/photo then "
                              "counts the others' load)")
@@ -326,16 +333,16 @@ def main(argv=None) -> None:
     sets = args.sets
     tallies = []
     variant = (f", {args.longest} px" if args.longest else "") + (
-        f", tilted {args.tilt:g}°" if args.tilt else "")
+        f", tilted {args.tilt:g}°" if args.tilt else "") + (", in dim light" if args.dim else "")
     if "real" in sets:
         tallies.append(eval_photos(f"real Эрудит (31 photos){variant}", ERUDIT, "erudit", (0,),
-                                   True, args.longest, args.tilt))
+                                   True, args.longest, args.tilt, args.dim))
         if not args.no_turns:
             tallies.append(eval_photos(f"real Эрудит turned 90/180/270{variant}", ERUDIT,
-                                       "erudit", TURNS[1:], True, args.longest, args.tilt))
+                                       "erudit", TURNS[1:], True, args.longest, args.tilt, args.dim))
     if "jheidel" in sets:
         tallies.append(eval_photos(f"jheidel Scrabble (15 photos){variant}", JHEIDEL, "scrabble",
-                                   (0,), False, args.longest, args.tilt))
+                                   (0,), False, args.longest, args.tilt, args.dim))
     if "synthetic" in sets:
         tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size,
                                   jobs=args.jobs)

@@ -22,6 +22,7 @@ from vision.locate import (
     _alone,
     _clean_pieces,
     _crossing_lattices,
+    _exposure_gain,
     _fitted,
     _grid_regions,
     _grid_view,
@@ -45,6 +46,7 @@ from vision.photo import load_for_reading, load_photo
 from vision.premium import read_premiums
 from vision.rectify import CELL_PX, rectify
 from vision.render import render_photo
+from vision.synthetic import dimmed
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "external"
 EMPTY = ["." * 15] * 15
@@ -70,6 +72,12 @@ ROW_OFF_LATE_GAME = [
     "Ц...ЗЪ.ЩЬЖЙЧЛ..", "Т.Б.И.*ЙЛ..Б..Щ", "щ...ЭФ.ДН.ЬК..М", ".К.....ЬЕЛ..КС.",
     ".ЬЖ.ВЗЪ..Э.НЬЩА", ".З.КЯШВЫ.нЖ..Х.", ".АВ...У.Г..уФ.Н",
 ]  # 112 tiles: the tuning render 7 000 072 of bench.eval_read
+DIM_LATE_GAME = [
+    "Ш..*Ц.В.З.Э...М", ".ЭЦЦ.Г.*дДФП..В", "Р.И..АЯ..Б.В.Ь.", "ЙУ.*И...ЦЕСА...",
+    ".Ч..Ж..Ч.ВН.ЙА.", "В.Ш.ЮЫуШ...ДЫЮ.", "ШС.Ж.Б.*ОДФ...*", ".Ь.ЬДЛ...РЩН...",
+    ".ДИЮНК.Ж.З.Р..Ж", "УВАЖ*Ю.Д.Ю...Ь.", ".ЩФ.М..ЗЬЪ.П*.О", "..Ы.К..ИМ.Ж....",
+    ".А....Ц....О.К.", "МЮЦ...ППХУШОФ..", "...З.ЕМЮЕ.ЭЙЛ.В",
+]  # 119 tiles: the tuning render 7 001 128 of bench.eval_read's seeds
 TOLERANCE = 0.01  # of the board diagonal, as in bench/eval_locate.py
 QUARTER_CELL = 0.25 / (CELLS * 2 ** 0.5)  # of the board diagonal
 
@@ -499,6 +507,22 @@ def test_board_too_small():
     canvas[100:100 + small.shape[0], 300:300 + small.shape[1]] = small
     with pytest.raises(PhotoError, match=r"board too small to read \(cells of \d+ px\)"):
         locate_board(canvas)
+
+
+def test_dim_photo_is_found():
+    # In half the light every colour difference shrinks; judged by fixed Lab steps the premium
+    # layout fitted no grid well, and this late board was taken for one cut off at the edge.
+    shot = render_photo(DIM_LATE_GAME, seed=7_001_128, style="erudit-black", fonts="train")
+    where = locate_board(dimmed(shot.image))
+    assert corner_error(where.corners, shot.corners) < QUARTER_CELL
+
+
+def test_only_an_under_exposed_view_is_brightened():
+    # A photo exposed as cameras expose them is measured as it is: its fits stay the same.
+    shot = render_photo(PLAYED, seed=3, style="erudit-cream", pose="frontal", clutter=False)
+    views = [_grid_view(image, shot.corners, 12, 0)[0] for image in (shot.image, dimmed(shot.image))]
+    assert _exposure_gain(views[0]) == 1.0
+    assert _exposure_gain(views[1]) > 1.2
 
 
 def test_board_too_blurred():

@@ -40,7 +40,7 @@ from vision.read import (
     uncertain_cells,
 )
 from vision.render import render_photo
-from vision.synthetic import shrunk, tilted
+from vision.synthetic import dimmed, shrunk, tilted
 
 WORDS = [
     "...............",
@@ -738,12 +738,13 @@ def _misses(label, board) -> int:
                for a, b in zip(want, got, strict=True))
 
 
-@pytest.mark.parametrize("delivered", ["as taken", "shrunk to 1024 px", "tilted 30 degrees"])
+@pytest.mark.parametrize("delivered", ["as taken", "shrunk to 1024 px", "tilted 30 degrees",
+                                       "in dim light"])
 def test_real_erudit_photos_read_exactly_however_delivered(shared, delivered):
     # the bar is 99.5 % of cells; these 31 photos read exactly, and a webcam's size,
-    # a messenger's recompression or a phone held askew must not change that
+    # a messenger's recompression, a phone held askew or a dim room must not change that
     change = {"as taken": lambda image: image, "shrunk to 1024 px": lambda image: shrunk(image, 1024),
-              "tilted 30 degrees": lambda image: tilted(image, 30)}[delivered]
+              "tilted 30 degrees": lambda image: tilted(image, 30), "in dim light": dimmed}[delivered]
     photos = list(_labelled(shared / "external" / "scrabble_assistant"))
     assert len(photos) == 31
     misses = {path.name: _misses(label, read_board(change(cv2.imread(str(path))),

@@ -18,6 +18,7 @@ from vision.render import (
     render_photo,
 )
 from vision.render_styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
+from vision.synthetic import dimmed
 
 EMPTY = ["." * 15] * 15
 WORDS = [
@@ -243,3 +244,12 @@ def test_a_value_in_the_corner_keeps_clear_of_its_letter(style):
                 _print_letter(face, letter, 120, replace(look, tile_ink=(255, 255, 255)), font)
                 pieces, _ = cv2.connectedComponents((face[..., 0] > 30).astype(np.uint8))
                 assert pieces - 1 == 3, (style, seed, font, letter)
+
+
+def test_a_photo_in_dim_light_has_half_the_light_and_its_own_noise():
+    shot = render_photo(WORDS, seed=2, style="erudit-cream", size=(640, 480))
+    dim = dimmed(shot.image, seed=3)
+    assert dim.shape == shot.image.shape and dim.dtype == np.uint8
+    assert dim.mean() == pytest.approx(shot.image.mean() / 2, rel=0.05)
+    assert np.array_equal(dim, dimmed(shot.image, seed=3))
+    assert not np.array_equal(dim, dimmed(shot.image, seed=4))

@@ -1169,6 +1169,8 @@ MAX_SHIFT = 3  # cells the comb may be off (a printed margin or frame taken for 
 SHIFT_GAIN = 0.05  # layout fit a shifted grid must gain to replace the fitted one
 LIGHTNESS_WEIGHT = 0.5  # shading moves lightness more than hue
 COLOUR_CAP = 40.0  # Lab units; a tile or a hand counts no more than this against a fit
+EXPOSED = 160  # levels the bright parts of a view (of its pixels' brightest channel) reach
+# unless the photo was under-exposed (a dim room, a webcam)
 TILES_PENALTY = 0.05  # fit that letting cells show the tiles' colour (one more colour) must
 # gain to count: else a grid a few cells off gains by taking the plain squares' colour for it
 LAYOUT_KINDS = [
@@ -1241,6 +1243,9 @@ def _cell_colours(view, cell, margin, strips=False, inset=None):
     around the grid; with `strips` also of a strip STRIP px inside each cell's edges. Box sums come from one integral image, and only
     the means are converted to Lab (a cell's middle is near uniform: the Lab of its mean is the
     mean of its Lab, and converting a few hundred colours costs nothing)."""
+    gain = _exposure_gain(view)
+    if gain > 1.0:
+        view = cv2.convertScaleAbs(view, alpha=gain)
     sums = cv2.integral(view, sdepth=cv2.CV_32S)  # ≤ 1024² px of 255: no overflow
     starts = np.arange(CELLS + 2 * margin) * cell
 
@@ -1256,6 +1261,14 @@ def _cell_colours(view, cell, margin, strips=False, inset=None):
         return middles
     (outer, outer_area), (inner, inner_area) = box_means(STRIP[0]), box_means(STRIP[1])
     return middles, _weighted_lab((outer - inner) / (outer_area - inner_area))
+
+
+def _exposure_gain(view: np.ndarray) -> float:
+    """How much brighter an under-exposed view's colours are measured (1 for any other view):
+    in a dim photo every colour difference shrinks, but the steps and caps colours are judged
+    by (CLEAN_STEP, COLOUR_CAP) are fixed Lab distances."""
+    bright = _percentiles(view[::4, ::4].max(axis=2), [95])[0]
+    return max(1.0, EXPOSED / max(bright, 1.0))
 
 
 def _weighted_lab(bgr: np.ndarray) -> np.ndarray:

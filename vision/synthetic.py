@@ -1,7 +1,8 @@
 """Synthetic games as photos: a random legal game (engine.selfplay) rendered after every turn,
 with optional damage a real table brings — a photo from the opposite side, a hand over an
 old tile, an old tile misread. Ground truth comes with every photo. Also what the way to the
-reader does to any photo: shrunk and recompressed (a webcam, a messenger), or taken askew."""
+reader does to any photo: shrunk and recompressed (a webcam, a messenger), taken askew, or
+taken in dim light."""
 
 from __future__ import annotations
 
@@ -127,6 +128,15 @@ def shrunk(image: np.ndarray, longest: int) -> np.ndarray:
     if scale < 1:
         image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     _, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
+    return cv2.imdecode(data, cv2.IMREAD_COLOR)
+
+
+def dimmed(image: np.ndarray, seed: int = 0) -> np.ndarray:
+    """The photo as a dim room or a webcam gives it: half the light (a stop under the renders'
+    own range), sensor noise, JPEG quality 75."""
+    noise = np.random.default_rng(seed).normal(0, 3, image.shape)
+    dark = np.clip(image.astype(np.float32) * 0.5 + noise, 0, 255).astype(np.uint8)
+    _, data = cv2.imencode(".jpg", dark, [cv2.IMWRITE_JPEG_QUALITY, 75])
     return cv2.imdecode(data, cv2.IMREAD_COLOR)
 
 
