@@ -166,7 +166,7 @@ def turned(image: np.ndarray, turn: int) -> np.ndarray:
 
 
 def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | None = None,
-                   jobs: int = 1) -> list[Tally]:
+                   jobs: int = 1, dim: bool = False) -> list[Tally]:
     """Held-out fonts and seeds (or, with fonts "train", the tuning renders); boards of every
     style in their own alphabets. Each render is read twice: with the renderer's own grid
     corners (so only the cell reading is measured), then with the corners the board finder
@@ -177,12 +177,13 @@ def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | N
     more tiles than a box of the render's ruleset holds (Scrabble 100, Эрудит 131). The fourth
     counts the boards both of those hold: a game's board in a photo taken as README's "Taking
     the photos" asks.
+    With `dim` each render is first taken in dim light (`vision.synthetic.dimmed`).
     `jobs` renders and reads that many photos at once (the same readings; each photo's time
     is then taken while the others run)."""
     name = "synthetic held-out" if fonts == "heldout" else "synthetic tuning (training fonts)"
-    name += f", {size[0]}x{size[1]}" if size else ""
+    name += (f", {size[0]}x{size[1]}" if size else "") + (", in dim light" if dim else "")
     modes = [_tallies(f"{name}, true corners"), _tallies(name)]
-    cases = [(i, fonts, size) for i in range(count)]
+    cases = [(i, fonts, size, dim) for i in range(count)]
     found = []
     with pool_of(jobs) as pool:
         for case in (pool.imap(_synthetic_case, cases) if pool else map(_synthetic_case, cases)):
@@ -212,7 +213,7 @@ def _count(tallies: list[Tally], case: dict, read: tuple) -> None:
 
 def _synthetic_case(case: tuple) -> dict:
     """Render one seed's photo and read it with the true corners and with those found."""
-    i, fonts, size = case
+    i, fonts, size, dim = case
     seeds = EVAL_SEEDS if fonts == "heldout" else TUNING_SEEDS
     seed = seeds.start + i
     rng = np.random.default_rng(seed)
@@ -220,11 +221,12 @@ def _synthetic_case(case: tuple) -> dict:
     alphabet, ruleset = _synthetic_rules(style, rng)
     board = random_board(rng, alphabet)
     shot = render_photo(board, seed=seed, style=style, fonts=fonts, size=size)
+    image = dimmed(shot.image, seed) if dim else shot.image
     return {"tag": f"seed {seed} {style} {ruleset}", "label": board_label(board),
             "large": cell_size(shot.corners) >= LARGE_CELL,
             "playable": tiles_on(board) <= load_ruleset(ruleset).tile_count,
-            "truth": _timed_read(shot.image, ruleset, Location(shot.corners, 0.0, 1.0)),
-            "found": _timed_read(shot.image, ruleset)}
+            "truth": _timed_read(image, ruleset, Location(shot.corners, 0.0, 1.0)),
+            "found": _timed_read(image, ruleset)}
 
 
 @contextmanager
@@ -320,7 +322,7 @@ def main(argv=None) -> None:
     parser.add_argument("--tilt", type=float, default=0.0,
                         help="real photos turned this many degrees first (any angle)")
     parser.add_argument("--dim", action="store_true",
-                        help="real photos taken in dim light (half the light, noise, JPEG 75)")
+                        help="photos taken in dim light (half the light, noise, JPEG 75)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="renders read side by side (the same readings; ms/photo then "
                              "counts the others' load)")
@@ -344,7 +346,7 @@ def main(argv=None) -> None:
         tallies.append(eval_photos(f"jheidel Scrabble (15 photos){variant}", JHEIDEL, "scrabble",
                                    (0,), False, args.longest, args.tilt, args.dim))
     if "synthetic" in sets:
-        tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size,
+        tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size, dim=args.dim,
                                   jobs=args.jobs)
     print()
     for tally in tallies:
