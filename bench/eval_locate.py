@@ -1,11 +1,11 @@
 """Corner accuracy of locate_board on rendered photos (all styles and poses).
 
-    python -m bench.eval_locate [--count 500] [--start 0] [--jobs 2] [--light dim]
+    python -m bench.eval_locate [--count 500] [--start 0] [--jobs 2] [--dim]
 
 A photo passes when every found corner lies within 1% of the board diagonal of the true one
 (compared as sets: ours start at the image's top-left, the renderer's at the board's; matched by
 cyclic rotation). Prints one line per photo and the summary; slow (renders each photo).
-With `--light dim` each photo is first taken as a dim room gives it (`vision.synthetic.dimmed`:
+With `--dim` each photo is first taken as a dim room gives it (`vision.synthetic.dimmed`:
 half the light, noise, JPEG 75).
 """
 
@@ -55,12 +55,13 @@ def main(argv=None) -> None:
     parser.add_argument("--jobs", type=int, default=1,
                         help="photos rendered and searched side by side (the same corners; "
                              "each time then taken beside the others' load)")
-    parser.add_argument("--light", choices=("as-rendered", "dim"), default="as-rendered")
+    parser.add_argument("--dim", action="store_true",
+                        help="photos taken in dim light (half the light, noise, JPEG 75)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     errors, failures, times = [], {}, []
     seeds = range(args.start, args.start + args.count)
-    located = partial(_located, dim=args.light == "dim")
+    located = partial(_located, dim=args.dim)
     with pool_of(args.jobs) as pool:
         for line, error, seconds, note in (pool.imap(located, seeds) if pool
                                            else map(located, seeds)):
