@@ -1265,8 +1265,8 @@ def _cell_colours(view, cell, margin, strips=False, inset=None):
 
 def _exposure_gain(view: np.ndarray) -> float:
     """How much brighter an under-exposed view's colours are measured (1 for any other view):
-    in a dim photo every colour difference shrinks, but the steps and caps colours are judged
-    by (CLEAN_STEP, COLOUR_CAP) are fixed Lab distances."""
+    in a dim photo every colour difference shrinks, while colours are judged by fixed Lab
+    distances (CLEAN_STEP, COLOUR_CAP)."""
     bright = _percentiles(view[::4, ::4].max(axis=2), [95])[0]
     return max(1.0, EXPOSED / max(bright, 1.0))
 

@@ -127,8 +127,7 @@ def shrunk(image: np.ndarray, longest: int) -> np.ndarray:
     scale = longest / max(image.shape[:2])
     if scale < 1:
         image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    _, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
-    return cv2.imdecode(data, cv2.IMREAD_COLOR)
+    return recompressed(image, 80)
 
 
 def dimmed(image: np.ndarray, seed: int = 0) -> np.ndarray:
@@ -136,7 +135,12 @@ def dimmed(image: np.ndarray, seed: int = 0) -> np.ndarray:
     own range), sensor noise, JPEG quality 75."""
     noise = np.random.default_rng(seed).normal(0, 3, image.shape)
     dark = np.clip(image.astype(np.float32) * 0.5 + noise, 0, 255).astype(np.uint8)
-    _, data = cv2.imencode(".jpg", dark, [cv2.IMWRITE_JPEG_QUALITY, 75])
+    return recompressed(dark, 75)
+
+
+def recompressed(image: np.ndarray, quality: int) -> np.ndarray:
+    """The photo saved as a JPEG of `quality` and decoded again."""
+    _, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
     return cv2.imdecode(data, cv2.IMREAD_COLOR)
 
 
