@@ -9,6 +9,7 @@
     python -m bench.eval_read --sets real,jheidel --no-turns --longest 1024  # webcam-size photos
     python -m bench.eval_read --sets real,jheidel --no-turns --tilt 30       # the phone askew
     python -m bench.eval_read --sets real,jheidel --no-turns --dim           # in a dim room
+    python -m bench.eval_read --sets real,jheidel --no-turns --shadow        # a shadow over it
 
 Real photos live in ../shared/external (measurement only; sets that are absent are skipped).
 Per-cell accuracy counts the 225 cells of each upright reading against the hand label.
@@ -39,7 +40,7 @@ from vision.locate import Location, cell_size
 from vision.photo import load_for_reading
 from vision.read import COLUMNS, Reading, read_board, read_grid
 from vision.render import STYLES, render_photo
-from vision.synthetic import dimmed, shrunk, tilted
+from vision.synthetic import LIGHTS, shrunk, tilted
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
 ERUDIT = EXTERNAL / "scrabble_assistant"
@@ -124,13 +125,14 @@ def _timed_read(image, ruleset: str, where: Location | None = None):
 
 def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
                 longest: int | None = None, degrees: float = 0.0,
-                dim: bool = False) -> Tally | None:
+                light: str | None = None) -> Tally | None:
     """The labelled real photos under `root`, opened as `erudit read` opens them (12 MP and
     larger reduced), each turned by `turns`; with `longest`, first
     shrunk to that many px on their longer side and saved again as a JPEG of quality 80, as a
     webcam or a messenger would deliver them; with `degrees`, first tilted by that angle (a
-    phone held askew, a board turned on the table); with `dim`, last taken in dim light (half
-    the light, noise, JPEG 75: `vision.synthetic.dimmed`)."""
+    phone held askew, a board turned on the table); with `light` ("dim" or "shadow"), last
+    taken in that light (`vision.synthetic.LIGHTS`: half the light, noise, JPEG 75; or the
+    player's shadow over part of the photo)."""
     table = root / "labels" / "labels.csv"
     if not table.exists():
         print(f"{name}: {table} absent, skipped")
@@ -138,7 +140,7 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
     tally = Tally(name)
     with table.open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    for row in rows:
+    for number, row in enumerate(rows):
         if skip_alphabet and Path(row["image"]).name.startswith("f"):
             continue
         label = read_label(root / row["board_label"])
@@ -150,8 +152,8 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
                 image = shrunk(image, longest)
         else:  # as `erudit read` opens it: a 12 MP photo at half size
             image, _ = load_for_reading(root / row["image"])
-        if dim:
-            image = dimmed(image).view(type(image))
+        if light:
+            image = LIGHTS[light](image, number).view(type(image))
         for turn in turns:
             tag = f"{row['image']}@{turn}"
             tally.add(label, _read(turned(image, turn), ruleset, tally, tag), tag)
@@ -166,7 +168,7 @@ def turned(image: np.ndarray, turn: int) -> np.ndarray:
 
 
 def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | None = None,
-                   jobs: int = 1, dim: bool = False) -> list[Tally]:
+                   jobs: int = 1, light: str | None = None) -> list[Tally]:
     """Held-out fonts and seeds (or, with fonts "train", the tuning renders); boards of every
     style in their own alphabets. Each render is read twice: with the renderer's own grid
     corners (so only the cell reading is measured), then with the corners the board finder
@@ -177,13 +179,13 @@ def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | N
     more tiles than a box of the render's ruleset holds (Scrabble 100, Эрудит 131). The fourth
     counts the boards both of those hold: a game's board in a photo taken as README's "Taking
     the photos" asks.
-    With `dim` each render is first taken in dim light (`vision.synthetic.dimmed`).
+    With `light` each render is first taken in that light (`vision.synthetic.LIGHTS`).
     `jobs` renders and reads that many photos at once (the same readings; each photo's time
     is then taken while the others run)."""
     name = "synthetic held-out" if fonts == "heldout" else "synthetic tuning (training fonts)"
-    name += (f", {size[0]}x{size[1]}" if size else "") + (", in dim light" if dim else "")
+    name += (f", {size[0]}x{size[1]}" if size else "") + _in_light(light)
     modes = [_tallies(f"{name}, true corners"), _tallies(name)]
-    cases = [(i, fonts, size, dim) for i in range(count)]
+    cases = [(i, fonts, size, light) for i in range(count)]
     found = []
     with pool_of(jobs) as pool:
         for case in (pool.imap(_synthetic_case, cases) if pool else map(_synthetic_case, cases)):
@@ -213,7 +215,7 @@ def _count(tallies: list[Tally], case: dict, read: tuple) -> None:
 
 def _synthetic_case(case: tuple) -> dict:
     """Render one seed's photo and read it with the true corners and with those found."""
-    i, fonts, size, dim = case
+    i, fonts, size, light = case
     seeds = EVAL_SEEDS if fonts == "heldout" else TUNING_SEEDS
     seed = seeds.start + i
     rng = np.random.default_rng(seed)
@@ -221,7 +223,7 @@ def _synthetic_case(case: tuple) -> dict:
     alphabet, ruleset = _synthetic_rules(style, rng)
     board = random_board(rng, alphabet)
     shot = render_photo(board, seed=seed, style=style, fonts=fonts, size=size)
-    image = dimmed(shot.image, seed) if dim else shot.image
+    image = LIGHTS[light](shot.image, seed) if light else shot.image
     return {"tag": f"seed {seed} {style} {ruleset}", "label": board_label(board),
             "large": cell_size(shot.corners) >= LARGE_CELL,
             "playable": tiles_on(board) <= load_ruleset(ruleset).tile_count,
@@ -306,6 +308,19 @@ def use_model(path: Path, second: bool = False, threads: int | None = None,
               flush=True)
 
 
+def add_light_options(parser) -> None:
+    """--dim and --shadow: the photos taken in that light (`vision.synthetic.LIGHTS`)."""
+    lights = parser.add_mutually_exclusive_group()
+    lights.add_argument("--dim", dest="light", action="store_const", const="dim",
+                        help="photos taken in dim light (half the light, noise, JPEG 75)")
+    lights.add_argument("--shadow", dest="light", action="store_const", const="shadow",
+                        help="photos with the player's shadow over part of them")
+
+
+def _in_light(light: str | None) -> str:
+    return {None: "", "dim": ", in dim light", "shadow": ", in a shadow"}[light]
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", type=set_names("real", "jheidel", "synthetic"),
@@ -321,8 +336,7 @@ def main(argv=None) -> None:
                         help="real photos shrunk to this many px on their longer side (JPEG 80)")
     parser.add_argument("--tilt", type=float, default=0.0,
                         help="real photos turned this many degrees first (any angle)")
-    parser.add_argument("--dim", action="store_true",
-                        help="photos taken in dim light (half the light, noise, JPEG 75)")
+    add_light_options(parser)
     parser.add_argument("--jobs", type=int, default=1,
                         help="renders read side by side (the same readings; ms/photo then "
                              "counts the others' load)")
@@ -335,18 +349,18 @@ def main(argv=None) -> None:
     sets = args.sets
     tallies = []
     variant = (f", {args.longest} px" if args.longest else "") + (
-        f", tilted {args.tilt:g}°" if args.tilt else "") + (", in dim light" if args.dim else "")
+        f", tilted {args.tilt:g}°" if args.tilt else "") + _in_light(args.light)
     if "real" in sets:
         tallies.append(eval_photos(f"real Эрудит (31 photos){variant}", ERUDIT, "erudit", (0,),
-                                   True, args.longest, args.tilt, args.dim))
+                                   True, args.longest, args.tilt, args.light))
         if not args.no_turns:
             tallies.append(eval_photos(f"real Эрудит turned 90/180/270{variant}", ERUDIT,
-                                       "erudit", TURNS[1:], True, args.longest, args.tilt, args.dim))
+                                       "erudit", TURNS[1:], True, args.longest, args.tilt, args.light))
     if "jheidel" in sets:
         tallies.append(eval_photos(f"jheidel Scrabble (15 photos){variant}", JHEIDEL, "scrabble",
-                                   (0,), False, args.longest, args.tilt, args.dim))
+                                   (0,), False, args.longest, args.tilt, args.light))
     if "synthetic" in sets:
-        tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size, dim=args.dim,
+        tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size, light=args.light,
                                   jobs=args.jobs)
     print()
     for tally in tallies:

@@ -3,10 +3,13 @@
     python bench/eval_replay.py --games 12 --damage all
     python bench/eval_replay.py --games 12 --box 12     # one unseen box, read with its profile
     python bench/eval_replay.py --games 32 --damage all --jobs 2   # two games at a time
+    python bench/eval_replay.py --games 16 --damage all --shadow   # the player's shadow on each
 
 With `--box N` every game is photographed on novel box N (bench.eval_calibration's unseen
 "novel-violet" style, font and colours drawn from N) and replayed with the profile made from
-that box's two calibration photos (`--zero-shot`: with the general model alone).
+that box's two calibration photos (`--zero-shot`: with the general model alone). With `--dim`
+or `--shadow` every photo is taken in that light (`vision.synthetic.LIGHTS`: a dim room, or
+the player's shadow over part of the photo, a new one each turn).
 
 Prints per-game results, the share of moves whose cells and score are exact, and the share of
 games whose final totals are exact (issue 5's bars: 99% of moves, 95% of games), and how many
@@ -27,12 +30,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.eval_read import pool_of  # noqa: E402
+from bench.eval_read import add_light_options, pool_of  # noqa: E402
 from engine.board import is_star  # noqa: E402
 from engine.errors import EruditError  # noqa: E402
 from engine.game import Game  # noqa: E402
 from engine.ruleset import load_ruleset  # noqa: E402
-from vision.synthetic import DAMAGES, game_photos  # noqa: E402
+from vision.synthetic import DAMAGES, LIGHTS, game_photos  # noqa: E402
 
 STYLES = {"erudit": ("erudit-black", "erudit-cream")}
 NOVEL = "novel-violet"
@@ -57,11 +60,14 @@ def replay(photos, profile=None) -> Game:
 
 
 def evaluate(seed: int, damage: str, style: str, turns: int, players: int,
-             box: int | None = None, profile=None):
+             box: int | None = None, profile=None, light: str | None = None):
     """(moves exact, moves, final totals exact, wrong moves the replay marked unsure)"""
     ruleset = load_ruleset("erudit")
     photos = game_photos(ruleset, seed=seed, turns=turns, players=players, style=style,
                          damage=damage, box_seed=box)
+    if light:
+        photos.images[:] = [LIGHTS[light](image, seed * 1000 + number)
+                            for number, image in enumerate(photos.images, 1)]
     try:
         game = replay(photos, profile)
     except EruditError as exc:  # a photo the pipeline could not read ends that game's replay
@@ -81,6 +87,7 @@ def main() -> int:
     parser.add_argument("--box", type=int, help="photograph every game on this novel box")
     parser.add_argument("--zero-shot", action="store_true", help="--box without its profile")
     parser.add_argument("--jobs", type=int, default=1, help="games replayed side by side")
+    add_light_options(parser)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         return run(options, Path(folder))
@@ -109,7 +116,8 @@ def run(options, folder: Path) -> int:
         style = rng.choice(STYLES["erudit"])  # drawn even with --box: the same games either way
         style = NOVEL if options.box is not None else style
         turns, players = rng.randint(10, 30), rng.randint(2, 4)
-        cases.append((options.seed + i, damage, style, turns, players, options.box))
+        cases.append((options.seed + i, damage, style, turns, players, options.box,
+                      options.light))
     moves = exact_moves = exact_games = flagged = 0
     start = time.perf_counter()
     setup = (options.box, options.zero_shot, folder)
@@ -132,11 +140,11 @@ def run(options, folder: Path) -> int:
 
 def _game(case: tuple) -> tuple[str, tuple]:
     """One game replayed: its report line(s) and (moves exact, moves, totals exact, unsure)."""
-    seed, damage, style, turns, players, box = case
+    seed, damage, style, turns, players, box, light = case
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         result = evaluate(seed, damage, style, turns, players, box,
-                          PROFILE[0] if PROFILE else None)
+                          PROFILE[0] if PROFILE else None, light)
     exact, total, totals_ok, _ = result
     return (out.getvalue() + f"game {seed}: {style:<13} {players} players {turns:>2} turns "
             f"damage={damage:<13} moves exact {exact}/{total}  totals "

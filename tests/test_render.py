@@ -18,7 +18,7 @@ from vision.render import (
     render_photo,
 )
 from vision.render_styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
-from vision.synthetic import dimmed
+from vision.synthetic import dimmed, shadowed
 
 EMPTY = ["." * 15] * 15
 WORDS = [
@@ -253,3 +253,15 @@ def test_a_photo_in_dim_light_has_half_the_light_and_its_own_noise():
     assert dim.mean() == pytest.approx(shot.image.mean() / 2, rel=0.05)
     assert np.array_equal(dim, dimmed(shot.image, seed=3))
     assert not np.array_equal(dim, dimmed(shot.image, seed=4))
+
+
+def test_a_photo_with_a_shadow_is_darker_over_part_of_it_only():
+    shot = render_photo(WORDS, seed=2, style="erudit-cream", size=(640, 480))
+    shaded = shadowed(shot.image, seed=3)
+    assert shaded.shape == shot.image.shape and shaded.dtype == np.uint8
+    ratio = cv2.blur(shaded.astype(np.float32), (31, 31)).sum(2) / (
+        cv2.blur(shot.image.astype(np.float32), (31, 31)).sum(2) + 1)
+    assert ratio.min() < 0.65  # the shadow: 40-60 % darker
+    assert np.mean(ratio > 0.9) > 0.3  # the rest as it was (a JPEG round trip)
+    assert np.array_equal(shaded, shadowed(shot.image, seed=3))
+    assert not np.array_equal(shaded, shadowed(shot.image, seed=4))

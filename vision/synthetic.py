@@ -1,8 +1,8 @@
 """Synthetic games as photos: a random legal game (engine.selfplay) rendered after every turn,
 with optional damage a real table brings — a photo from the opposite side, a hand over an
 old tile, an old tile misread. Ground truth comes with every photo. Also what the way to the
-reader does to any photo: shrunk and recompressed (a webcam, a messenger), taken askew, or
-taken in dim light."""
+reader does to any photo: shrunk and recompressed (a webcam, a messenger), taken askew, taken
+in dim light, or with the player's shadow over part of the board."""
 
 from __future__ import annotations
 
@@ -136,6 +136,31 @@ def dimmed(image: np.ndarray, seed: int = 0) -> np.ndarray:
     noise = np.random.default_rng(seed).normal(0, 3, image.shape)
     dark = np.clip(image.astype(np.float32) * 0.5 + noise, 0, 255).astype(np.uint8)
     return recompressed(dark, 75)
+
+
+def shadowed(image: np.ndarray, seed: int = 0) -> np.ndarray:
+    """The photo with a shadow over part of it, as the player leaning over the table under a
+    lamp casts one: a soft-edged oval from one side of the photo, 40-60 % darker and a little
+    bluer (what lights it is the room, not the lamp), then JPEG quality 85."""
+    rng = np.random.default_rng(seed)
+    height, width = image.shape[:2]
+    side = max(height, width)
+    mask = np.zeros((height, width), np.float32)
+    edge = rng.integers(4)  # the side the player stands at
+    along = rng.uniform(0.2, 0.8)
+    centre = [(along * width, 0), (width, along * height), (along * width, height),
+              (0, along * height)][edge]
+    axes = (int(rng.uniform(0.25, 0.5) * side), int(rng.uniform(0.3, 0.6) * side))
+    cv2.ellipse(mask, (int(centre[0]), int(centre[1])), axes, rng.uniform(0, 180), 0, 360, 1.0,
+                -1)
+    mask = cv2.GaussianBlur(mask, (0, 0), rng.uniform(0.005, 0.03) * side)
+    dark = rng.uniform(0.4, 0.6)
+    tint = np.float32([1.0, 1.0 - 0.1 * dark, 1.0 - 0.2 * dark])  # B, G, R: blue kept most
+    light = 1.0 - mask[..., None] * dark * (2.0 - tint)
+    return recompressed(np.clip(image * light, 0, 255).astype(np.uint8), 85)
+
+
+LIGHTS = {"dim": dimmed, "shadow": shadowed}  # (image, seed) -> the photo in that light
 
 
 def recompressed(image: np.ndarray, quality: int) -> np.ndarray:
