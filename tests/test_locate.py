@@ -20,6 +20,7 @@ from vision.locate import (
     VIEW_CELL,
     Location,
     _alone,
+    _better,
     _clean_pieces,
     _crossing_lattices,
     _exposure_gain,
@@ -46,7 +47,7 @@ from vision.photo import load_for_reading, load_photo
 from vision.premium import read_premiums
 from vision.rectify import CELL_PX, rectify
 from vision.render import render_photo
-from vision.synthetic import dimmed
+from vision.synthetic import dimmed, shadowed
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "external"
 EMPTY = ["." * 15] * 15
@@ -78,6 +79,12 @@ DIM_LATE_GAME = [
     ".ДИЮНК.Ж.З.Р..Ж", "УВАЖ*Ю.Д.Ю...Ь.", ".ЩФ.М..ЗЬЪ.П*.О", "..Ы.К..ИМ.Ж....",
     ".А....Ц....О.К.", "МЮЦ...ППХУШОФ..", "...З.ЕМЮЕ.ЭЙЛ.В",
 ]  # 119 tiles: the tuning render 7 001 128 of bench.eval_read's seeds
+SHADED_LATE_GAME = [
+    "Ы..Ж..КО.Ь....*", ".ДР.НК.Ф.Ъ.Б.Щ*", "М.Ж.Л.И..*УЯ...", "ЕЕЮ.Ш.Ю*.К.ТН*.",
+    "..Э.С.ШНЛ.О..Ц.", "СЭХЩЩЩ.КЩ*.Ц..Щ", "И.ГЪ*.Я.Щ.Ц.Ч..", "ЩИИ.....В.А.ВЪЛ",
+    ".О.Ь.А.ОЭ..У..Х", "Гш..ЪЗ...РЛЫ..Й", "З.Е.Ь..*Ж*О..Э.", "..Ю..ЦЪШ.ИТЮГ.Щ",
+    "*Б.*Ы.Ч.СШ..Ч..", "И..Г..Ф.Е...ЛЗТ", "Й.Ш.Я.ШШ..ФЛЮ.Ы",
+]  # 122 tiles: the tuning render 7 000 041 of bench.eval_read's seeds
 TOLERANCE = 0.01  # of the board diagonal, as in bench/eval_locate.py
 QUARTER_CELL = 0.25 / (CELLS * 2 ** 0.5)  # of the board diagonal
 
@@ -208,14 +215,33 @@ def test_the_last_stage_weighs_its_guesses_in_order_and_stops_at_the_first_sure_
     ran = []
 
     def guess(score):
-        return lambda: ran.append(score) or (None, score, 0.9, 0.2)
+        return lambda: ran.append(score) or (INSIDE, score, 0.9, 0.2)
 
+    levels = _pyramid(np.zeros((300, 300, 3), np.uint8))
     with ThreadPoolExecutor(2) as pool:
-        best = locate._first_sure(None, pool, None, [guess(s) for s in (0.1, 0.6, 0.9, 0.3, 0.8)])
+        best = locate._first_sure(levels, pool, None, [guess(s) for s in (0.1, 0.6, 0.9, 0.3, 0.8)])
     assert best[1] == 0.6 and 0.3 not in ran and 0.8 not in ran
     with ThreadPoolExecutor(2) as pool:
-        best = locate._first_sure(None, pool, None, [guess(s) for s in (0.1, 0.3, 0.2)])
+        best = locate._first_sure(levels, pool, None, [guess(s) for s in (0.1, 0.3, 0.2)])
     assert best[1] == 0.3 and sorted(ran[-3:]) == [0.1, 0.2, 0.3]
+
+
+INSIDE = np.float32([[20, 20], [280, 20], [280, 280], [20, 280]])  # a grid a 300 px photo holds
+
+
+def test_a_fit_the_photo_holds_wins_over_one_cut_off_by_its_edge():
+    # A shadow over half a late board let a grid five cells off, past the photo's edge, fit the
+    # layout better than the board's own, and the photo was refused as cut off (tuning render
+    # 7 000 041 in a shadow). Plausibility still comes first, and a grid past the edge that
+    # the layout confirms (a board really cut off: test_board_cut_off) keeps its score.
+    levels = _pyramid(np.zeros((300, 300, 3), np.uint8))
+    held = (INSIDE, -0.08, 0.37, 0.89)
+    past = (INSIDE + np.float32([90, 0]), -0.04, 0.36, 0.81)
+    assert _better(levels, held, past) is held and _better(levels, past, held) is held
+    assert _better(levels, past, (INSIDE, 0.5, 0.1, 0.99)) is past  # implausible
+    confirmed = (INSIDE + np.float32([90, 0]), 0.6, 0.89, 0.58)
+    assert _better(levels, (INSIDE, 0.36, 0.75, 0.79), confirmed) is confirmed
+    assert _better(levels, held, (INSIDE, -0.02, 0.4, 0.85))[1] == -0.02  # else the score
 
 
 def test_late_game_fit_is_sure_once_every_grid_moved_by_whole_cells_is_checked():
@@ -515,6 +541,14 @@ def test_dim_photo_is_found():
     shot = render_photo(DIM_LATE_GAME, seed=7_001_128, style="erudit-black", fonts="train")
     where = locate_board(dimmed(shot.image))
     assert corner_error(where.corners, shot.corners) < QUARTER_CELL
+
+
+def test_photo_with_a_shadow_over_half_the_board_is_found():
+    # The shadow left the board's own grid a worse layout fit than one five cells off, past
+    # the photo's edge, and the photo was refused as cut off.
+    shot = render_photo(SHADED_LATE_GAME, seed=7_000_041, style="erudit-cream", fonts="train")
+    where = locate_board(shadowed(shot.image, seed=7_000_041))
+    assert corner_error(where.corners, shot.corners) < 2 * QUARTER_CELL  # 0.28 cells here
 
 
 def test_only_an_under_exposed_view_is_brightened():

@@ -165,8 +165,8 @@ def _search_with(levels, pool):
         lattices = _lattices(segments, [(0, 1)])
         previous, current = current, None
         for fitted in pool.map(partial(_fitted, levels), lattices):
-            current = _better(current, fitted)
-        best = _better(best, current)
+            current = _better(levels, current, fitted)
+        best = _better(levels, best, current)
         if _sure(levels, best) or _settled(levels, best, previous, current):
             return best
         seen.append(_Look(segments, lattices))
@@ -209,7 +209,7 @@ def _first_sure(levels, pool, best, tasks):
     waiting = iter(tasks)
     running = deque(pool.submit(task) for task in islice(waiting, SEARCH_THREADS))
     while running and not _sure(levels, best):
-        best = _better(best, running.popleft().result())
+        best = _better(levels, best, running.popleft().result())
         running.extend(pool.submit(task) for task in islice(waiting, 1))
     for left in running:
         left.cancel()
@@ -236,7 +236,7 @@ def _crossing_fit(levels, look: _Look, best):
     regions are filled in), stopping at a sure fit."""
     look.regions = _grid_regions(look.segments, levels[-1][0].shape)
     for lattice in _crossing_lattices(look.regions, look.lattices):
-        best = _better(best, _fitted(levels, lattice))
+        best = _better(levels, best, _fitted(levels, lattice))
         if _sure(levels, best):
             break
     return best
@@ -351,13 +351,22 @@ def _reach(quality) -> int:
     return int((pieces + FRAME_LINES * CELLS - quality * pieces) / (LINES + CELLS))
 
 
-def _better(best, fitted):
-    """The higher-scoring fit, a plausible one before any other."""
+def _better(levels, best, fitted):
+    """The higher-scoring fit, a plausible one before any other, and one the photo holds
+    before one past its edge that the premium layout does not confirm (misfit above
+    LAYOUT_FOUND_MISFIT): past the edge no line shows, and under a shadow over half a late
+    board a grid five cells off, past the edge, fitted the layout a little better than the
+    board's own. A board really cut off still fits its layout well, and is refused."""
     if fitted is None:
         return best
-    if best is None or (_plausible(fitted), fitted[1]) > (_plausible(best), best[1]):
+    if best is None or _rank(levels, fitted) > _rank(levels, best):
         return fitted
     return best
+
+
+def _rank(levels, fitted):
+    unconfirmed = fitted[3] > LAYOUT_FOUND_MISFIT and _cut_off(levels, fitted[0])
+    return _plausible(fitted), not unconfirmed, fitted[1]
 
 
 def _fitted(levels, corners_small):
