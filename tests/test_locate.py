@@ -85,6 +85,12 @@ SHADED_LATE_GAME = [
     ".О.Ь.А.ОЭ..У..Х", "Гш..ЪЗ...РЛЫ..Й", "З.Е.Ь..*Ж*О..Э.", "..Ю..ЦЪШ.ИТЮГ.Щ",
     "*Б.*Ы.Ч.СШ..Ч..", "И..Г..Ф.Е...ЛЗТ", "Й.Ш.Я.ШШ..ФЛЮ.Ы",
 ]  # 122 tiles: the tuning render 7 000 041 of bench.eval_read's seeds
+SHADED_BLACK_GAME = [
+    "М......Й.А.....", "П......С...Н.Д.", "...*......М..Ц.", "Ю..Ш.ы...Ц.В...",
+    ".........Ъ.Э..В", "......ЗЦЭ..В...", "ЦЛ...Г.........", "Щ......ГЛЬ...Ж*",
+    ".Ъ.М..ЫБС...М.*", "...ЪОЙ..РВД....", "ШЕЫ.....Ю.*Н...", "ФЖ.......Д.....",
+    "....ХЙ....Ю...Ю", "...Э........П.Р", "...ЮЪ..Х.Ф.К..Ю",
+]  # 66 tiles: the tuning render 7 001 160 of bench.eval_read's seeds
 TOLERANCE = 0.01  # of the board diagonal, as in bench/eval_locate.py
 QUARTER_CELL = 0.25 / (CELLS * 2 ** 0.5)  # of the board diagonal
 
@@ -549,6 +555,27 @@ def test_photo_with_a_shadow_over_half_the_board_is_found():
     shot = render_photo(SHADED_LATE_GAME, seed=7_000_041, style="erudit-cream", fonts="train")
     where = locate_board(shadowed(shot.image, seed=7_000_041))
     assert corner_error(where.corners, shot.corners) < 2 * QUARTER_CELL  # 0.28 cells here
+
+
+def test_a_black_board_in_the_shadow_is_found_on_a_second_look():
+    # The whole board lies in the shadow, the table beside it in the light: its lines, dark
+    # grey on black, were too faint for the line segments, and no grid was found. The photo
+    # with its lightness evened out locally shows them.
+    shot = render_photo(SHADED_BLACK_GAME, seed=7_001_160, style="erudit-black", fonts="train")
+    where = locate_board(shadowed(shot.image, seed=7_001_160))
+    assert corner_error(where.corners, shot.corners) < QUARTER_CELL
+
+
+def test_a_photo_without_a_board_is_refused_after_a_second_look(monkeypatch):
+    import vision.locate as locate
+
+    looked = []
+    evened = locate._evened
+    monkeypatch.setattr(locate, "_evened", lambda image: looked.append(1) or evened(image))
+    table = render_photo(PLAYED, seed=4, style="erudit-cream", pose="frontal").image[:120, :160]
+    with pytest.raises(PhotoError, match="no board found|board too blurred"):
+        locate_board(np.ascontiguousarray(table))
+    assert looked == [1]
 
 
 def test_only_an_under_exposed_view_is_brightened():

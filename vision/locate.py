@@ -19,6 +19,9 @@ caught, then refined against the grid lines themselves (a homography through whe
 really lies, fitted on the line pieces between empty cells) on the smallest copy whose cells are
 large enough, so the corners hold even where tiles, hands or a printed margin hide the outline.
 Where the lines are too faint or blurred to snap to, the premium squares place the grid.
+Where no board is found (or only one past the photo's edge that the layout does not confirm),
+the search looks again at the photo with its lightness evened out locally: a dark board in
+the player's shadow or a dim room shows its lines then.
 """
 
 from collections import deque
@@ -62,6 +65,7 @@ STEADY_QUALITY = 0.35  # ... or above which a late-game fit is taken when no who
 SURE_GAP = 0.1  # layout fit a late-game grid must beat every grid a few cells off by
 FRAME_LINES = 2  # lines a frame or the board's edge can show beyond the grid, parallel to it
 AGREE = 0.05  # cells; two lattices refined this close converged on the lines
+EVEN_CLIP = 3.0  # CLAHE clip limit of the second look at a photo where no board was found
 INVERTED_SHARE = 0.5  # clean pieces that must stay clean past the tiles to skip refining again
 
 
@@ -81,6 +85,11 @@ def locate_board(image: np.ndarray) -> Location:
     levels = _pyramid(image)
     small = levels[-1][0]
     best = _search(levels)
+    if not _plausible(best) or _unconfirmed(levels, best):
+        evened = _pyramid(_evened(image))
+        again = _search(evened)
+        if _rank(evened, again) > _rank(levels, best):
+            levels, best = evened, again
     if not _plausible(best):
         blurred = BLURRED_PHOTO_PX * max(small.shape[:2]) / WORK_SIDE
         if _soft_edges_px(small) > blurred:  # nothing found, and nothing is sharp
@@ -365,8 +374,21 @@ def _better(levels, best, fitted):
 
 
 def _rank(levels, fitted):
-    unconfirmed = fitted[3] > LAYOUT_FOUND_MISFIT and _cut_off(levels, fitted[0])
-    return _plausible(fitted), not unconfirmed, fitted[1]
+    if fitted is None:
+        return False, False, -np.inf
+    return _plausible(fitted), not _unconfirmed(levels, fitted), fitted[1]
+
+
+def _unconfirmed(levels, fitted) -> bool:
+    return fitted is not None and fitted[3] > LAYOUT_FOUND_MISFIT and _cut_off(levels, fitted[0])
+
+
+def _evened(image):
+    """The photo with its lightness evened out locally (CLAHE on Lab's L): a board in a
+    shadow or a dim corner shows its lines as a lit one does."""
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
+    lab[..., 0] = cv2.createCLAHE(clipLimit=EVEN_CLIP, tileGridSize=(8, 8)).apply(lab[..., 0])
+    return cv2.cvtColor(lab, cv2.COLOR_LAB2BGR).view(type(image))
 
 
 def _fitted(levels, corners_small):
