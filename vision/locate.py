@@ -374,12 +374,14 @@ def _better(levels, best, fitted):
 
 
 def _rank(levels, fitted):
+    """What _better compares: plausible, not past the edge unconfirmed, then the score."""
     if fitted is None:
         return False, False, -np.inf
     return _plausible(fitted), not _unconfirmed(levels, fitted), fitted[1]
 
 
 def _unconfirmed(levels, fitted) -> bool:
+    """Whether a fit reaches past the photo's edge without the premium layout vouching for it."""
     return fitted is not None and fitted[3] > LAYOUT_FOUND_MISFIT and _cut_off(levels, fitted[0])
 
 
