@@ -1,12 +1,14 @@
 """Corner accuracy of locate_board on rendered photos (all styles and poses).
 
-    python -m bench.eval_locate [--count 500] [--start 0] [--jobs 2] [--dim | --shadow]
+    python -m bench.eval_locate [--count 500] [--start 0] [--jobs 2] [--dim | --shadow | --bowed | --folded]
 
 A photo passes when every found corner lies within 1% of the board diagonal of the true one
 (compared as sets: ours start at the image's top-left, the renderer's at the board's; matched by
 cyclic rotation). Prints one line per photo and the summary; slow (renders each photo).
 With `--dim` each photo is first taken as a dim room gives it (half the light, noise, JPEG 75),
-with `--shadow` with the player's shadow over part of it (`vision.synthetic.LIGHTS`).
+with `--shadow` with the player's shadow over part of it, with `--bowed` through a wide lens
+that bows straight lines, with `--folded` of a folding board whose halves do not lie in one
+plane (`bench.eval_read.render_taken`; the true corners are where the grid's corners show).
 """
 
 import argparse
@@ -16,11 +18,10 @@ from functools import partial
 import cv2
 import numpy as np
 
-from bench.eval_read import add_light_options, pool_of
+from bench.eval_read import add_condition_options, pool_of, render_taken
 from engine.errors import PhotoError
 from vision.locate import locate_board
-from vision.render import STYLES, render_photo
-from vision.synthetic import LIGHTS
+from vision.render import STYLES
 
 PASS_SHARE = 0.01  # of the board diagonal
 SHIFT_SHARE = 0.5 / (15 * 2 ** 0.5)  # half a cell: a grid this far off reads the wrong cells
@@ -55,12 +56,12 @@ def main(argv=None) -> None:
     parser.add_argument("--jobs", type=int, default=1,
                         help="photos rendered and searched side by side (the same corners; "
                              "each time then taken beside the others' load)")
-    add_light_options(parser)
+    add_condition_options(parser)
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     errors, failures, times = [], {}, []
     seeds = range(args.start, args.start + args.count)
-    located = partial(_located, light=args.light)
+    located = partial(_located, condition=args.condition)
     with pool_of(args.jobs) as pool:
         for line, error, seconds, note in (pool.imap(located, seeds) if pool
                                            else map(located, seeds)):
@@ -82,23 +83,23 @@ def main(argv=None) -> None:
         print(f"  {style:17} within 1%: {np.mean(np.array(picked) <= PASS_SHARE):.3f}")
 
 
-def _located(seed: int, light: str | None = None) -> tuple[str, float, float, str]:
-    """Render seed's photo (in `light`) and find its board: (report line, corner error,
-    seconds, refusal)."""
+def _located(seed: int, condition: str | None = None) -> tuple[str, float, float, str]:
+    """Render seed's photo (taken in `condition`) and find its board: (report line, corner
+    error, seconds, refusal)."""
     rng = np.random.default_rng(10_000 + seed)
     style = STYLES[seed % len(STYLES)]
     letters = ENGLISH_LETTERS if style.startswith("scrabble") else ERUDIT_LETTERS
     pose = "frontal" if seed % 5 == 4 else "any"
-    shot = render_photo(random_board(rng, letters), seed=seed, style=style, pose=pose)
-    image = LIGHTS[light](shot.image, seed) if light else shot.image
+    image, truth = render_taken(random_board(rng, letters), seed, condition, style=style,
+                                pose=pose)
     start = time.perf_counter()
     try:
-        error, note = corner_error(locate_board(image).corners, shot.corners), ""
+        error, note = corner_error(locate_board(image).corners, truth), ""
     except PhotoError as exc:
         error, note = float("inf"), str(exc)
     seconds = time.perf_counter() - start
     flag = "" if error <= PASS_SHARE else "MISS"
-    line = (f"{seed:5d} {style:17} {pose:8} {shot.image.shape[1]}x{shot.image.shape[0]} "
+    line = (f"{seed:5d} {style:17} {pose:8} {image.shape[1]}x{image.shape[0]} "
             f"err={error:.4f} {seconds * 1000:.0f}ms {note} {flag}")
     return line, error, seconds, note
 

@@ -40,7 +40,7 @@ from vision.locate import Location, cell_size
 from vision.photo import load_for_reading
 from vision.read import COLUMNS, Reading, read_board, read_grid
 from vision.render import STYLES, render_photo
-from vision.synthetic import LIGHTS, shrunk, tilted
+from vision.synthetic import CONDITIONS, bowed_points, shrunk, tilted
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
 ERUDIT = EXTERNAL / "scrabble_assistant"
@@ -125,14 +125,14 @@ def _timed_read(image, ruleset: str, where: Location | None = None):
 
 def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
                 longest: int | None = None, degrees: float = 0.0,
-                light: str | None = None) -> Tally | None:
+                condition: str | None = None) -> Tally | None:
     """The labelled real photos under `root`, opened as `erudit read` opens them (12 MP and
     larger reduced), each turned by `turns`; with `longest`, first
     shrunk to that many px on their longer side and saved again as a JPEG of quality 80, as a
     webcam or a messenger would deliver them; with `degrees`, first tilted by that angle (a
-    phone held askew, a board turned on the table); with `light` ("dim" or "shadow"), last
-    taken in that light (`vision.synthetic.LIGHTS`: half the light, noise, JPEG 75; or the
-    player's shadow over part of the photo)."""
+    phone held askew, a board turned on the table); with `condition` ("dim", "shadow" or
+    "bowed"), last taken so (`vision.synthetic.CONDITIONS`: half the light, noise, JPEG 75; the
+    player's shadow over part of the photo; a wide lens's barrel distortion)."""
     table = root / "labels" / "labels.csv"
     if not table.exists():
         print(f"{name}: {table} absent, skipped")
@@ -152,8 +152,8 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
                 image = shrunk(image, longest)
         else:  # as `erudit read` opens it: a 12 MP photo at half size
             image, _ = load_for_reading(root / row["image"])
-        if light:
-            image = LIGHTS[light](image, number).view(type(image))
+        if condition:
+            image = CONDITIONS[condition](image, number).view(type(image))
         for turn in turns:
             tag = f"{row['image']}@{turn}"
             tally.add(label, _read(turned(image, turn), ruleset, tally, tag), tag)
@@ -168,7 +168,7 @@ def turned(image: np.ndarray, turn: int) -> np.ndarray:
 
 
 def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | None = None,
-                   jobs: int = 1, light: str | None = None) -> list[Tally]:
+                   jobs: int = 1, condition: str | None = None) -> list[Tally]:
     """Held-out fonts and seeds (or, with fonts "train", the tuning renders); boards of every
     style in their own alphabets. Each render is read twice: with the renderer's own grid
     corners (so only the cell reading is measured), then with the corners the board finder
@@ -179,13 +179,13 @@ def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | N
     more tiles than a box of the render's ruleset holds (Scrabble 100, Эрудит 131). The fourth
     counts the boards both of those hold: a game's board in a photo taken as README's "Taking
     the photos" asks.
-    With `light` each render is first taken in that light (`vision.synthetic.LIGHTS`).
+    With `condition` each render is taken so (`render_taken`)
     `jobs` renders and reads that many photos at once (the same readings; each photo's time
     is then taken while the others run)."""
     name = "synthetic held-out" if fonts == "heldout" else "synthetic tuning (training fonts)"
-    name += (f", {size[0]}x{size[1]}" if size else "") + _in_light(light)
+    name += (f", {size[0]}x{size[1]}" if size else "") + _taken_so(condition)
     modes = [_tallies(f"{name}, true corners"), _tallies(name)]
-    cases = [(i, fonts, size, light) for i in range(count)]
+    cases = [(i, fonts, size, condition) for i in range(count)]
     found = []
     with pool_of(jobs) as pool:
         for case in (pool.imap(_synthetic_case, cases) if pool else map(_synthetic_case, cases)):
@@ -215,19 +215,18 @@ def _count(tallies: list[Tally], case: dict, read: tuple) -> None:
 
 def _synthetic_case(case: tuple) -> dict:
     """Render one seed's photo and read it with the true corners and with those found."""
-    i, fonts, size, light = case
+    i, fonts, size, condition = case
     seeds = EVAL_SEEDS if fonts == "heldout" else TUNING_SEEDS
     seed = seeds.start + i
     rng = np.random.default_rng(seed)
     style = STYLES[i % len(STYLES)]
     alphabet, ruleset = _synthetic_rules(style, rng)
     board = random_board(rng, alphabet)
-    shot = render_photo(board, seed=seed, style=style, fonts=fonts, size=size)
-    image = LIGHTS[light](shot.image, seed) if light else shot.image
+    image, corners = render_taken(board, seed, condition, style=style, fonts=fonts, size=size)
     return {"tag": f"seed {seed} {style} {ruleset}", "label": board_label(board),
-            "large": cell_size(shot.corners) >= LARGE_CELL,
+            "large": cell_size(corners) >= LARGE_CELL,
             "playable": tiles_on(board) <= load_ruleset(ruleset).tile_count,
-            "truth": _timed_read(image, ruleset, Location(shot.corners, 0.0, 1.0)),
+            "truth": _timed_read(image, ruleset, Location(corners, 0.0, 1.0)),
             "found": _timed_read(image, ruleset)}
 
 
@@ -308,17 +307,42 @@ def use_model(path: Path, second: bool = False, threads: int | None = None,
               flush=True)
 
 
-def add_light_options(parser) -> None:
-    """--dim and --shadow: the photos taken in that light (`vision.synthetic.LIGHTS`)."""
-    lights = parser.add_mutually_exclusive_group()
-    lights.add_argument("--dim", dest="light", action="store_const", const="dim",
-                        help="photos taken in dim light (half the light, noise, JPEG 75)")
-    lights.add_argument("--shadow", dest="light", action="store_const", const="shadow",
-                        help="photos with the player's shadow over part of them")
+def add_condition_options(parser) -> None:
+    """--dim, --shadow, --bowed and --folded: the photos taken so (`render_taken`)."""
+    taken = parser.add_mutually_exclusive_group()
+    for flag, help_text in (
+            ("dim", "photos taken in dim light (half the light, noise, JPEG 75)"),
+            ("shadow", "photos with the player's shadow over part of them"),
+            ("bowed", "photos through a wide lens that bows straight lines (barrel distortion)"),
+            ("folded", "renders of a folding board that does not lie flat (its far half turned "
+                       "2-6° about the hinge; renders only)")):
+        taken.add_argument(f"--{flag}", dest="condition", action="store_const", const=flag,
+                           help=help_text)
 
 
-def _in_light(light: str | None) -> str:
-    return {None: "", "dim": ", in dim light", "shadow": ", in a shadow"}[light]
+def render_taken(board, seed: int, condition: str | None, **render_args):
+    """(photo, the grid's true corners) of `board` rendered with `seed` and taken in
+    `condition`: a light or lens of `vision.synthetic.CONDITIONS`, or "folded" (the board's
+    far half turned `folding(seed)` degrees about its hinge)."""
+    fold = folding(seed) if condition == "folded" else 0.0
+    shot = render_photo(board, seed=seed, fold=fold, **render_args)
+    if condition not in CONDITIONS:
+        return shot.image, shot.corners
+    corners = shot.corners
+    if condition == "bowed":
+        corners = bowed_points(corners, shot.image.shape, seed)
+    return CONDITIONS[condition](shot.image, seed), corners
+
+
+def folding(seed: int) -> float:
+    """Degrees the far half of render `seed`'s board is turned (--folded): 2-6, up or down."""
+    rng = np.random.default_rng([seed, 0xF01D])
+    return float(rng.uniform(2, 6) * rng.choice([-1, 1]))
+
+
+def _taken_so(condition: str | None) -> str:
+    return {None: "", "dim": ", in dim light", "shadow": ", in a shadow",
+            "bowed": ", through a bowing lens", "folded": ", the board folded"}[condition]
 
 
 def main(argv=None) -> None:
@@ -336,11 +360,13 @@ def main(argv=None) -> None:
                         help="real photos shrunk to this many px on their longer side (JPEG 80)")
     parser.add_argument("--tilt", type=float, default=0.0,
                         help="real photos turned this many degrees first (any angle)")
-    add_light_options(parser)
+    add_condition_options(parser)
     parser.add_argument("--jobs", type=int, default=1,
                         help="renders read side by side (the same readings; ms/photo then "
                              "counts the others' load)")
     args = parser.parse_args(argv)
+    if args.condition == "folded" and set(args.sets) != {"synthetic"}:
+        parser.error("--folded renders the board folded: only with --sets synthetic")
     cv2.setNumThreads(1)
     if args.model is not None:
         use_model(args.model)
@@ -349,19 +375,20 @@ def main(argv=None) -> None:
     sets = args.sets
     tallies = []
     variant = (f", {args.longest} px" if args.longest else "") + (
-        f", tilted {args.tilt:g}°" if args.tilt else "") + _in_light(args.light)
+        f", tilted {args.tilt:g}°" if args.tilt else "") + _taken_so(args.condition)
     if "real" in sets:
         tallies.append(eval_photos(f"real Эрудит (31 photos){variant}", ERUDIT, "erudit", (0,),
-                                   True, args.longest, args.tilt, args.light))
+                                   True, args.longest, args.tilt, args.condition))
         if not args.no_turns:
             tallies.append(eval_photos(f"real Эрудит turned 90/180/270{variant}", ERUDIT,
-                                       "erudit", TURNS[1:], True, args.longest, args.tilt, args.light))
+                                       "erudit", TURNS[1:], True, args.longest, args.tilt,
+                                       args.condition))
     if "jheidel" in sets:
         tallies.append(eval_photos(f"jheidel Scrabble (15 photos){variant}", JHEIDEL, "scrabble",
-                                   (0,), False, args.longest, args.tilt, args.light))
+                                   (0,), False, args.longest, args.tilt, args.condition))
     if "synthetic" in sets:
-        tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size, light=args.light,
-                                  jobs=args.jobs)
+        tallies += eval_synthetic(args.synthetic, fonts=args.fonts, size=args.size,
+                                  condition=args.condition, jobs=args.jobs)
     print()
     for tally in tallies:
         if tally is not None:

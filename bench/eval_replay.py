@@ -7,9 +7,11 @@
 
 With `--box N` every game is photographed on novel box N (bench.eval_calibration's unseen
 "novel-violet" style, font and colours drawn from N) and replayed with the profile made from
-that box's two calibration photos (`--zero-shot`: with the general model alone). With `--dim`
-or `--shadow` every photo is taken in that light (`vision.synthetic.LIGHTS`: a dim room, or
-the player's shadow over part of the photo, a new one each turn).
+that box's two calibration photos (`--zero-shot`: with the general model alone). With `--dim`,
+`--shadow` or `--bowed` every photo is taken so (`vision.synthetic.CONDITIONS`: a dim room,
+the player's shadow over part of the photo, a wide lens; new noise, shadow or lens each turn);
+with `--folded` each game's board is a folding one that does not lie flat (its far half
+turned 2-6° about the hinge in every photo).
 
 Prints per-game results, the share of moves whose cells and score are exact, and the share of
 games whose final totals are exact (issue 5's bars: 99% of moves, 95% of games), and how many
@@ -30,12 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.eval_read import add_light_options, pool_of  # noqa: E402
+from bench.eval_read import add_condition_options, folding, pool_of  # noqa: E402
 from engine.board import is_star  # noqa: E402
 from engine.errors import EruditError  # noqa: E402
 from engine.game import Game  # noqa: E402
 from engine.ruleset import load_ruleset  # noqa: E402
-from vision.synthetic import DAMAGES, LIGHTS, game_photos  # noqa: E402
+from vision.synthetic import CONDITIONS, DAMAGES, game_photos  # noqa: E402
 
 STYLES = {"erudit": ("erudit-black", "erudit-cream")}
 NOVEL = "novel-violet"
@@ -60,13 +62,14 @@ def replay(photos, profile=None) -> Game:
 
 
 def evaluate(seed: int, damage: str, style: str, turns: int, players: int,
-             box: int | None = None, profile=None, light: str | None = None):
+             box: int | None = None, profile=None, condition: str | None = None):
     """(moves exact, moves, final totals exact, wrong moves the replay marked unsure)"""
     ruleset = load_ruleset("erudit")
     photos = game_photos(ruleset, seed=seed, turns=turns, players=players, style=style,
-                         damage=damage, box_seed=box)
-    if light:
-        photos.images[:] = [LIGHTS[light](image, seed * 1000 + number)
+                         damage=damage, box_seed=box,
+                         fold=folding(seed) if condition == "folded" else 0.0)
+    if condition in CONDITIONS:
+        photos.images[:] = [CONDITIONS[condition](image, seed * 1000 + number)
                             for number, image in enumerate(photos.images, 1)]
     try:
         game = replay(photos, profile)
@@ -87,7 +90,7 @@ def main() -> int:
     parser.add_argument("--box", type=int, help="photograph every game on this novel box")
     parser.add_argument("--zero-shot", action="store_true", help="--box without its profile")
     parser.add_argument("--jobs", type=int, default=1, help="games replayed side by side")
-    add_light_options(parser)
+    add_condition_options(parser)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         return run(options, Path(folder))
@@ -117,7 +120,7 @@ def run(options, folder: Path) -> int:
         style = NOVEL if options.box is not None else style
         turns, players = rng.randint(10, 30), rng.randint(2, 4)
         cases.append((options.seed + i, damage, style, turns, players, options.box,
-                      options.light))
+                      options.condition))
     moves = exact_moves = exact_games = flagged = 0
     start = time.perf_counter()
     setup = (options.box, options.zero_shot, folder)
@@ -140,11 +143,11 @@ def run(options, folder: Path) -> int:
 
 def _game(case: tuple) -> tuple[str, tuple]:
     """One game replayed: its report line(s) and (moves exact, moves, totals exact, unsure)."""
-    seed, damage, style, turns, players, box, light = case
+    seed, damage, style, turns, players, box, condition = case
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         result = evaluate(seed, damage, style, turns, players, box,
-                          PROFILE[0] if PROFILE else None, light)
+                          PROFILE[0] if PROFILE else None, condition)
     exact, total, totals_ok, _ = result
     return (out.getvalue() + f"game {seed}: {style:<13} {players} players {turns:>2} turns "
             f"damage={damage:<13} moves exact {exact}/{total}  totals "

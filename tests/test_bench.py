@@ -100,3 +100,27 @@ def test_an_unknown_set_is_named_with_the_ones_there_are():
     assert sets("real,jheidel") == ["real", "jheidel"]
     with pytest.raises(argparse.ArgumentTypeError, match="unknown set 'rael' .*real, jheidel"):
         sets("rael")
+
+
+def test_a_render_taken_bowed_or_folded_comes_with_its_grid_s_true_corners():
+    from bench.eval_read import folding, render_taken
+    from vision.render import render_photo
+
+    board = ["." * 15] * 15
+    plain = render_photo(board, seed=3, style="erudit-black", size=(640, 480))
+    for condition in (None, "bowed", "folded"):
+        image, corners = render_taken(board, 3, condition, style="erudit-black", size=(640, 480))
+        assert image.shape == plain.image.shape
+        moved = np.abs(corners - plain.corners).max()
+        assert (moved == 0) == (condition is None)
+    assert 2 <= abs(folding(3)) <= 6 and folding(3) == folding(3)
+
+
+def test_folded_renders_are_not_asked_of_real_photos(capsys):
+    import pytest
+
+    from bench.eval_read import main
+
+    with pytest.raises(SystemExit):
+        main(["--sets", "real", "--folded"])
+    assert "only with --sets synthetic" in capsys.readouterr().err

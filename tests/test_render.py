@@ -13,12 +13,14 @@ from vision.render import (
     STYLES,
     _paste_rotated,
     _print_letter,
+    _project,
+    _sample_camera,
     add_training_fonts,
     font_paths,
     render_photo,
 )
 from vision.render_styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
-from vision.synthetic import dimmed, shadowed
+from vision.synthetic import bowed, bowed_points, dimmed, shadowed
 
 EMPTY = ["." * 15] * 15
 WORDS = [
@@ -265,3 +267,41 @@ def test_a_photo_with_a_shadow_is_darker_over_part_of_it_only():
     assert np.mean(ratio > 0.9) > 0.3  # the rest as it was (a JPEG round trip)
     assert np.array_equal(shaded, shadowed(shot.image, seed=3))
     assert not np.array_equal(shaded, shadowed(shot.image, seed=4))
+
+
+def test_a_bowed_photo_shows_each_point_where_bowed_points_says():
+    dots = np.float32([[40, 30], [600, 50], [320, 240], [100, 420], [610, 460]])
+    image = np.zeros((480, 640, 3), np.uint8)
+    for x, y in dots:
+        cv2.circle(image, (int(x), int(y)), 4, (255, 255, 255), -1)
+    bowed_image = bowed(image, seed=5)
+    moved = bowed_points(dots, image.shape, seed=5)
+    for x, y in moved:
+        window = bowed_image[int(y) - 12:int(y) + 13, int(x) - 12:int(x) + 13, 0].astype(float)
+        rows, columns = np.mgrid[-12:13, -12:13]
+        centre = np.array([(columns * window).sum(), (rows * window).sum()]) / window.sum()
+        assert np.abs(centre - (x - int(x), y - int(y))).max() < 0.5  # the dot lies there
+    centre = np.array([319.5, 239.5])
+    reach = np.linalg.norm(dots - centre, axis=1)
+    assert np.all(np.linalg.norm(moved - centre, axis=1) <= reach)  # barrel: drawn inwards
+    assert np.linalg.norm(moved[2] - dots[2]) < 0.5  # the centre stays
+    assert not np.array_equal(bowed_image, bowed(image, seed=6))
+
+
+def test_a_folded_board_turns_only_its_far_half_about_the_hinge():
+    flat = render_photo(WORDS, seed=2, style="erudit-cream", size=SIZE, clutter=False)
+    again = render_photo(WORDS, seed=2, style="erudit-cream", size=SIZE, clutter=False, fold=0)
+    folded = render_photo(WORDS, seed=2, style="erudit-cream", size=SIZE, clutter=False, fold=5)
+    assert np.array_equal(flat.image, again.image)
+    assert np.array_equal(folded.corners[:2], flat.corners[:2])  # rows 1-7 lie as they were
+    assert np.abs(folded.corners[2:] - flat.corners[2:]).max() > 2  # row 15's corners moved
+
+
+def test_the_far_half_s_homography_keeps_the_hinge_and_turns_away_from_it():
+    camera = _sample_camera(np.random.default_rng(4), "any", 8.5, 960, 720)
+    hinge = np.float64([[0, 7.5], [7.5, 7.5], [15, 7.5]])
+    far = np.float64([[0, 15], [15, 15]])
+    assert np.allclose(_project(camera.folded(4), hinge), _project(camera.h_units, hinge))
+    assert np.allclose(camera.folded(0), camera.h_units)
+    lifted = np.abs(_project(camera.folded(4), far) - _project(camera.h_units, far)).max()
+    assert lifted > np.abs(_project(camera.folded(2), far) - _project(camera.h_units, far)).max()

@@ -593,6 +593,18 @@ class _Camera:
     h_units: np.ndarray   # 3x3 homography board units (1 = one cell, grid from 0 to 15) -> image
     ground: np.ndarray    # camera position projected on the board plane (units)
     height: float         # camera height above the board (units)
+    rise: np.ndarray      # homogeneous image direction of one unit up off the board
+
+    def folded(self, degrees: float) -> np.ndarray:
+        """The homography of the board's far half (past the hinge along the middle of the
+        centre row, row 8) turned `degrees` up about that hinge, as a folding board that does
+        not lie flat shows it; the near half stays h_units."""
+        turn = math.radians(degrees)
+        hinge = N / 2
+        onto = np.float64([[1, 0, 0], [0, math.cos(turn), hinge * (1 - math.cos(turn))],
+                           [0, 0, 1]])
+        up = np.float64([0, math.sin(turn), -hinge * math.sin(turn)])
+        return self.h_units @ onto + np.outer(self.rise, up)
 
 
 def _sample_camera(rng, pose: str, extent: float, w: int, h: int) -> _Camera:
@@ -616,7 +628,9 @@ def _sample_camera(rng, pose: str, extent: float, w: int, h: int) -> _Camera:
     x_c, y_c = math.cos(rr) * x_c + math.sin(rr) * y_c, -math.sin(rr) * x_c + math.cos(rr) * y_c
     rot = np.stack([x_c, y_c, fwd])
     h0 = np.column_stack([rot[:, 0], rot[:, 1], -rot @ centre])
-    return _Camera(_fit_frame(h0, rng, pose, extent, w, h), centre[:2].astype(np.float32), float(-centre[2]))
+    frame = _fit_frame(h0, rng, pose, extent, w, h)
+    fitted = frame @ np.linalg.inv(h0)  # the frame's scale and shift
+    return _Camera(frame, centre[:2].astype(np.float32), float(-centre[2]), fitted @ -rot[:, 2])
 
 
 def _project(hm, pts):
@@ -732,6 +746,18 @@ def _warp_into(dst, sprite, alpha, hm, shadow=0.0, rng=None):
         cv2.multiply(roi, keep, dst=roi, scale=1 / 255)
     af = a.astype(np.float32) / 255
     dst[y0:y1, x0:x1] = cv2.blendLinear(f, roi, af, 1 - af)
+
+
+def _warp_folded(dst, canvas, alpha, cam: _Camera, fold: float, to_units, hinge_row: float, rng):
+    """The board canvas warped in two halves that meet at the hinge (canvas row `hinge_row`):
+    the near half as it lies, casting the board's shadow, the far half turned `fold` degrees.
+    They overlap by a row, so no seam shows."""
+    split = int(round(hinge_row))
+    near, far = alpha.copy(), alpha.copy()
+    near[split + 1:] = 0
+    far[:split - 1] = 0
+    _warp_into(dst, canvas, near, cam.h_units @ to_units, rng.uniform(0.2, 0.6), rng)
+    _warp_into(dst, canvas, far, cam.folded(fold) @ to_units)
 
 
 def _soft_shadow(a, strength, rng):
@@ -915,13 +941,17 @@ def _pick_size(rng) -> tuple[int, int]:
 
 def render_photo(board, *, seed: int, style: str | None = None, layout: list[str] | None = None,
                  fonts: str = "train", size: tuple[int, int] | None = None, clutter: bool = True,
-                 pose: str = "any", box_seed: int | None = None, variety: bool = False) -> Shot:
+                 pose: str = "any", box_seed: int | None = None, variety: bool = False,
+                 fold: float = 0.0) -> Shot:
     """A synthetic phone photo of `board` (board text, SPEC §3) with exact ground truth.
 
     `box_seed` fixes the box (font and jittered look) apart from the photo, so several photos
     can show one physical box, as calibration needs; None draws the box from `seed` too.
     `variety` also draws a random GlyphStyle for the box (bolder, thinner, condensed or
     slanted letters, values closer or lower): training data only.
+    `fold` turns the board's far half that many degrees up about the hinge along the middle of
+    its centre row (row 8), as a folding board that does not lie flat shows it (negative:
+    down, a ridge); `corners` then are the grid's true corners, of two planes.
 
     >>> shot = render_photo(board, seed=3, style="erudit-black", pose="frontal")
     >>> cv2.imwrite("x.jpg", shot.image)
@@ -949,6 +979,8 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     extent = 7.5 + look.margin + look.frame_width
     cam = _sample_camera(rng, pose, extent, w, h)
     corners = _project(cam.h_units, np.float64([[0, 0], [N, 0], [N, N], [0, N]]))
+    if fold:
+        corners[2:] = _project(cam.folded(fold), np.float64([[N, N], [0, N]]))
     cell_px = float(np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[3])) / (2 * N)
     c = int(np.clip(cell_px * rng.uniform(1.0, 1.25), 40, 90))
 
@@ -961,7 +993,10 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     to_units = np.float64([[1 / c, 0, (0.5 - m) / c], [0, 1 / c, (0.5 - m) / c], [0, 0, 1]])
     if clutter:
         _clutter_objects(img, cam, look, extent, c, font, rng)
-    _warp_into(img, canvas, alpha, cam.h_units @ to_units, rng.uniform(0.2, 0.6), rng)
+    if fold:
+        _warp_folded(img, canvas, alpha, cam, fold, to_units, m - 0.5 + N / 2 * c, rng)
+    else:
+        _warp_into(img, canvas, alpha, cam.h_units @ to_units, rng.uniform(0.2, 0.6), rng)
     if clutter:
         _cups_and_hand(img, corners, rng)
     img = _photo_effects(img, rng)

@@ -2,7 +2,8 @@
 with optional damage a real table brings — a photo from the opposite side, a hand over an
 old tile, an old tile misread. Ground truth comes with every photo. Also what the way to the
 reader does to any photo: shrunk and recompressed (a webcam, a messenger), taken askew, taken
-in dim light, or with the player's shadow over part of the board."""
+in dim light, with the player's shadow over part of the board, or through a wide lens that
+bows straight lines."""
 
 from __future__ import annotations
 
@@ -40,9 +41,10 @@ def true_game(ruleset: Ruleset, boards: list[Board], players: int) -> Game:
 
 def game_photos(ruleset: Ruleset, *, seed: int, turns: int, players: int, style: str,
                 damage: str = "none", fonts: str = "heldout",
-                box_seed: int | None = None) -> GamePhotos:
+                box_seed: int | None = None, fold: float = 0.0) -> GamePhotos:
     """Play and photograph one synthetic game; with `box_seed` every photo shows that one box
-    (font and look), else each photo draws its own."""
+    (font and look), else each photo draws its own; with `fold` the board's far half is turned
+    that many degrees about its hinge in every photo (vision.render.render_photo)."""
     rng = random.Random(seed)
     boards = random_game(ruleset, turns, seed=seed)
     game = true_game(ruleset, boards, players)
@@ -52,7 +54,7 @@ def game_photos(ruleset: Ruleset, *, seed: int, turns: int, players: int, style:
         shown, note = board, ""
         if number == hurt and damage == "misread":
             shown, note = _misread(board, boards[0], rng, ruleset)
-        shot = _photograph(shown, seed * 1000 + number, style, fonts, box_seed)
+        shot = _photograph(shown, seed * 1000 + number, style, fonts, box_seed, fold)
         image = shot.image
         if number == hurt and damage == "opposite-side":
             image, note = np.ascontiguousarray(image[::-1, ::-1]), "photo from the opposite side"
@@ -67,14 +69,15 @@ def game_photos(ruleset: Ruleset, *, seed: int, turns: int, players: int, style:
 RETAKES = 5  # photos tried per turn before one with the whole grid in the frame is given up
 
 
-def _photograph(board: Board, seed: int, style: str, fonts: str, box_seed: int | None = None):
+def _photograph(board: Board, seed: int, style: str, fonts: str, box_seed: int | None = None,
+                fold: float = 0.0):
     """A rendered photo of the board with the whole grid in the frame: a player whose photo
     cuts the board off is told so and takes another (seeds seed, seed + 10⁹, …)."""
     from vision.render import render_photo
 
     for retake in range(RETAKES):
         shot = render_photo(str(board).split("\n"), seed=seed + retake * 10**9, style=style,
-                            fonts=fonts, box_seed=box_seed)
+                            fonts=fonts, box_seed=box_seed, fold=fold)
         height, width = shot.image.shape[:2]
         x, y = shot.corners[:, 0], shot.corners[:, 1]
         if x.min() >= 0 and y.min() >= 0 and x.max() <= width - 1 and y.max() <= height - 1:
@@ -160,7 +163,43 @@ def shadowed(image: np.ndarray, seed: int = 0) -> np.ndarray:
     return recompressed(np.clip(image * light, 0, 255).astype(np.uint8), 85)
 
 
-LIGHTS = {"dim": dimmed, "shadow": shadowed}  # (image, seed) -> the photo in that light
+def bowed(image: np.ndarray, seed: int = 0) -> np.ndarray:
+    """The photo through a wide lens whose barrel distortion the camera left in (a webcam, a
+    phone's ultra-wide): each pixel drawn from k·ρ² further out, ρ its distance from the
+    centre over the half-diagonal, k 0.02-0.08 (the frame's corners show 2-8 % more), then
+    JPEG quality 90. Straight lines bow outward, the more the nearer the frame's edge."""
+    height, width = image.shape[:2]
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    xs -= (width - 1) / 2
+    ys -= (height - 1) / 2
+    stretch = 1 + _bow(seed) * (xs * xs + ys * ys) / _half_diagonal(image.shape) ** 2
+    out = cv2.remap(image, xs * stretch + (width - 1) / 2, ys * stretch + (height - 1) / 2,
+                    cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    return recompressed(out, 90)
+
+
+def bowed_points(points: np.ndarray, shape: tuple, seed: int = 0) -> np.ndarray:
+    """Where `bowed(image, seed)` shows the image's `points` (N×2, x and y)."""
+    height, width = shape[:2]
+    centre = np.float32([(width - 1) / 2, (height - 1) / 2])
+    away = np.float32(points) - centre
+    far = np.linalg.norm(away, axis=-1, keepdims=True) / _half_diagonal(shape)
+    near = far.copy()
+    for _ in range(20):  # ρ' (1 + kρ'²) = ρ, solved by fixed point (k ≤ 0.08 converges fast)
+        near = far / (1 + _bow(seed) * near * near)
+    return centre + away * (near / np.maximum(far, 1e-9))
+
+
+def _bow(seed: int) -> float:
+    return float(np.random.default_rng([seed, 7]).uniform(0.02, 0.08))
+
+
+def _half_diagonal(shape: tuple) -> float:
+    return float(np.hypot(shape[0], shape[1])) / 2
+
+
+# (image, seed) -> the photo taken in that light or through that lens
+CONDITIONS = {"dim": dimmed, "shadow": shadowed, "bowed": bowed}
 
 
 def recompressed(image: np.ndarray, quality: int) -> np.ndarray:
