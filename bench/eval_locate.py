@@ -1,14 +1,15 @@
 """Corner accuracy of locate_board on rendered photos (all styles and poses).
 
-    python -m bench.eval_locate [--count 500] [--start 0] [--jobs 2] [--dim | --shadow | --bowed | --folded]
+    python -m bench.eval_locate [--count 500] [--start 0] [--jobs 2] [--dim | --shadow | ...]
 
 A photo passes when every found corner lies within 1% of the board diagonal of the true one
 (compared as sets: ours start at the image's top-left, the renderer's at the board's; matched by
 cyclic rotation). Prints one line per photo and the summary; slow (renders each photo).
 With `--dim` each photo is first taken as a dim room gives it (half the light, noise, JPEG 75),
 with `--shadow` with the player's shadow over part of it, with `--bowed` through a wide lens
-that bows straight lines, with `--folded` of a folding board whose halves do not lie in one
-plane (`bench.eval_read.render_taken`; the true corners are where the grid's corners show).
+that bows straight lines, with `--warm` under a warm lamp, with `--folded` of a folding board
+whose halves do not lie in one plane (`bench.eval_read.render_taken`; the true corners are
+where the grid's corners show).
 """
 
 import argparse

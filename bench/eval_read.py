@@ -130,9 +130,9 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
     larger reduced), each turned by `turns`; with `longest`, first
     shrunk to that many px on their longer side and saved again as a JPEG of quality 80, as a
     webcam or a messenger would deliver them; with `degrees`, first tilted by that angle (a
-    phone held askew, a board turned on the table); with `condition` ("dim", "shadow" or
-    "bowed"), last taken so (`vision.synthetic.CONDITIONS`: half the light, noise, JPEG 75; the
-    player's shadow over part of the photo; a wide lens's barrel distortion)."""
+    phone held askew, a board turned on the table); with `condition` (a name in
+    `vision.synthetic.CONDITIONS`), last taken so: half the light, noise, JPEG 75; the player's
+    shadow over part of the photo; a wide lens's barrel distortion; a warm lamp."""
     table = root / "labels" / "labels.csv"
     if not table.exists():
         print(f"{name}: {table} absent, skipped")
@@ -308,12 +308,13 @@ def use_model(path: Path, second: bool = False, threads: int | None = None,
 
 
 def add_condition_options(parser) -> None:
-    """--dim, --shadow, --bowed and --folded: the photos taken so (`render_taken`)."""
+    """--dim, --shadow, --bowed, --warm and --folded: the photos taken so (`render_taken`)."""
     taken = parser.add_mutually_exclusive_group()
     for flag, help_text in (
             ("dim", "photos taken in dim light (half the light, noise, JPEG 75)"),
             ("shadow", "photos with the player's shadow over part of them"),
             ("bowed", "photos through a wide lens that bows straight lines (barrel distortion)"),
+            ("warm", "photos under a warm lamp the camera did not balance (blue 55-75 %)"),
             ("folded", "renders of a folding board that does not lie flat (its far half turned "
                        "2-6° about the hinge; renders only)")):
         taken.add_argument(f"--{flag}", dest="condition", action="store_const", const=flag,
@@ -342,7 +343,8 @@ def folding(seed: int) -> float:
 
 def _taken_so(condition: str | None) -> str:
     return {None: "", "dim": ", in dim light", "shadow": ", in a shadow",
-            "bowed": ", through a bowing lens", "folded": ", the board folded"}[condition]
+            "bowed": ", through a bowing lens", "folded": ", the board folded",
+            "warm": ", under a warm lamp"}[condition]
 
 
 def main(argv=None) -> None:

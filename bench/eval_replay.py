@@ -8,8 +8,9 @@
 With `--box N` every game is photographed on novel box N (bench.eval_calibration's unseen
 "novel-violet" style, font and colours drawn from N) and replayed with the profile made from
 that box's two calibration photos (`--zero-shot`: with the general model alone). With `--dim`,
-`--shadow` or `--bowed` every photo is taken so (`vision.synthetic.CONDITIONS`: a dim room,
-the player's shadow over part of the photo, a wide lens; new noise, shadow or lens each turn);
+`--shadow`, `--bowed` or `--warm` every photo is taken so (`vision.synthetic.CONDITIONS`: a
+dim room, the player's shadow over part of the photo, a wide lens, a warm lamp; new noise,
+shadow, lens or lamp each turn);
 with `--folded` each game's board is a folding one that does not lie flat (its far half
 turned 2-6° about the hinge in every photo).
 

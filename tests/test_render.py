@@ -20,7 +20,7 @@ from vision.render import (
     render_photo,
 )
 from vision.render_styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
-from vision.synthetic import bowed, bowed_points, dimmed, shadowed
+from vision.synthetic import bowed, bowed_points, dimmed, shadowed, warmed
 
 EMPTY = ["." * 15] * 15
 WORDS = [
@@ -305,3 +305,12 @@ def test_the_far_half_s_homography_keeps_the_hinge_and_turns_away_from_it():
     assert np.allclose(camera.folded(0), camera.h_units)
     lifted = np.abs(_project(camera.folded(4), far) - _project(camera.h_units, far)).max()
     assert lifted > np.abs(_project(camera.folded(2), far) - _project(camera.h_units, far)).max()
+
+
+def test_a_photo_under_a_warm_lamp_keeps_its_red_and_loses_blue():
+    shot = render_photo(WORDS, seed=2, style="erudit-cream", size=(640, 480))
+    warm = warmed(shot.image, seed=3).astype(np.float32)
+    blue, green, red = (warm[..., k].mean() / (shot.image[..., k].mean() + 1e-6) for k in range(3))
+    assert 0.5 < blue < 0.8 and 0.75 < green < 0.95 and red > 0.95
+    assert np.array_equal(warmed(shot.image, seed=3), warmed(shot.image, seed=3))
+    assert not np.array_equal(warmed(shot.image, seed=3), warmed(shot.image, seed=4))

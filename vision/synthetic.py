@@ -2,8 +2,8 @@
 with optional damage a real table brings — a photo from the opposite side, a hand over an
 old tile, an old tile misread. Ground truth comes with every photo. Also what the way to the
 reader does to any photo: shrunk and recompressed (a webcam, a messenger), taken askew, taken
-in dim light, with the player's shadow over part of the board, or through a wide lens that
-bows straight lines."""
+in dim light, with the player's shadow over part of the board, under a warm lamp, or
+through a wide lens that bows straight lines."""
 
 from __future__ import annotations
 
@@ -198,8 +198,16 @@ def _half_diagonal(shape: tuple) -> float:
     return float(np.hypot(shape[0], shape[1])) / 2
 
 
+def warmed(image: np.ndarray, seed: int = 0) -> np.ndarray:
+    """The photo under a warm lamp the camera did not balance: blue kept 55-75 %, green
+    80-90 %, red whole, then JPEG quality 90."""
+    rng = np.random.default_rng([seed, 0xCA57])
+    gains = np.float32([rng.uniform(0.55, 0.75), rng.uniform(0.8, 0.9), 1.0])
+    return recompressed(np.clip(image * gains, 0, 255).astype(np.uint8), 90)
+
+
 # (image, seed) -> the photo taken in that light or through that lens
-CONDITIONS = {"dim": dimmed, "shadow": shadowed, "bowed": bowed}
+CONDITIONS = {"dim": dimmed, "shadow": shadowed, "bowed": bowed, "warm": warmed}
 
 
 def recompressed(image: np.ndarray, quality: int) -> np.ndarray:
