@@ -179,7 +179,7 @@ def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | N
     more tiles than a box of the render's ruleset holds (Scrabble 100, Эрудит 131). The fourth
     counts the boards both of those hold: a game's board in a photo taken as README's "Taking
     the photos" asks.
-    With `condition` each render is taken so (`render_taken`)
+    With `condition` each render is taken so (`render_taken`).
     `jobs` renders and reads that many photos at once (the same readings; each photo's time
     is then taken while the others run)."""
     name = "synthetic held-out" if fonts == "heldout" else "synthetic tuning (training fonts)"
@@ -327,10 +327,10 @@ def render_taken(board, seed: int, condition: str | None, **render_args):
     far half turned `folding(seed)` degrees about its hinge)."""
     fold = folding(seed) if condition == "folded" else 0.0
     shot = render_photo(board, seed=seed, fold=fold, **render_args)
-    if condition not in CONDITIONS:
+    if condition not in CONDITIONS:  # as rendered, or folded
         return shot.image, shot.corners
     corners = shot.corners
-    if condition == "bowed":
+    if condition == "bowed":  # the lens moves the corners too
         corners = bowed_points(corners, shot.image.shape, seed)
     return CONDITIONS[condition](shot.image, seed), corners
 

@@ -10,9 +10,8 @@ With `--box N` every game is photographed on novel box N (bench.eval_calibration
 that box's two calibration photos (`--zero-shot`: with the general model alone). With `--dim`,
 `--shadow`, `--bowed` or `--warm` every photo is taken so (`vision.synthetic.CONDITIONS`: a
 dim room, the player's shadow over part of the photo, a wide lens, a warm lamp; new noise,
-shadow, lens or lamp each turn);
-with `--folded` each game's board is a folding one that does not lie flat (its far half
-turned 2-6° about the hinge in every photo).
+shadow, lens or lamp each turn); with `--folded` each game's board is a folding one that does
+not lie flat (its far half turned 2-6° about the hinge in every photo).
 
 Prints per-game results, the share of moves whose cells and score are exact, and the share of
 games whose final totals are exact (issue 5's bars: 99% of moves, 95% of games), and how many
