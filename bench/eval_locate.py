@@ -8,8 +8,8 @@ cyclic rotation). Prints one line per photo and the summary; slow (renders each 
 With `--dim` each photo is first taken as a dim room gives it (half the light, noise, JPEG 75),
 with `--shadow` with the player's shadow over part of it, with `--bowed` through a wide lens
 that bows straight lines, with `--warm` under a warm lamp, with `--folded` of a folding board
-whose halves do not lie in one plane (`bench.eval_read.render_taken`; the true corners are
-where the grid's corners show).
+whose halves do not lie in one plane, with `--seated` taken from a chair at the table
+(`bench.eval_read.render_taken`; the true corners are where the grid's corners show).
 """
 
 import argparse

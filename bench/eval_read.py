@@ -316,7 +316,9 @@ def add_condition_options(parser) -> None:
             ("bowed", "photos through a wide lens that bows straight lines (barrel distortion)"),
             ("warm", "photos under a warm lamp the camera did not balance (blue 55-75 %)"),
             ("folded", "renders of a folding board that does not lie flat (its far half turned "
-                       "2-6° about the hinge; renders only)")):
+                       "2-6° about the hinge; renders only)"),
+            ("seated", "renders taken from a chair at the table: 50-62° off straight down "
+                       "(renders only)")):
         taken.add_argument(f"--{flag}", dest="condition", action="store_const", const=flag,
                            help=help_text)
 
@@ -326,6 +328,8 @@ def render_taken(board, seed: int, condition: str | None, **render_args):
     `condition`: a light or lens of `vision.synthetic.CONDITIONS`, or "folded" (the board's
     far half turned `folding(seed)` degrees about its hinge)."""
     fold = folding(seed) if condition == "folded" else 0.0
+    if condition == "seated":
+        render_args["pose"] = "seated"
     shot = render_photo(board, seed=seed, fold=fold, **render_args)
     if condition not in CONDITIONS:  # as rendered, or folded
         return shot.image, shot.corners
@@ -333,6 +337,9 @@ def render_taken(board, seed: int, condition: str | None, **render_args):
     if condition == "bowed":  # the lens moves the corners too
         corners = bowed_points(corners, shot.image.shape, seed)
     return CONDITIONS[condition](shot.image, seed), corners
+
+
+RENDERED_ONLY = ("folded", "seated")  # conditions a render is made in, not a photo put through
 
 
 def folding(seed: int) -> float:
@@ -344,7 +351,7 @@ def folding(seed: int) -> float:
 def _taken_so(condition: str | None) -> str:
     return {None: "", "dim": ", in dim light", "shadow": ", in a shadow",
             "bowed": ", through a bowing lens", "folded": ", the board folded",
-            "warm": ", under a warm lamp"}[condition]
+            "warm": ", under a warm lamp", "seated": ", taken from a chair"}[condition]
 
 
 def main(argv=None) -> None:
@@ -367,8 +374,8 @@ def main(argv=None) -> None:
                         help="renders read side by side (the same readings; ms/photo then "
                              "counts the others' load)")
     args = parser.parse_args(argv)
-    if args.condition == "folded" and set(args.sets) != {"synthetic"}:
-        parser.error("--folded renders the board folded: only with --sets synthetic")
+    if args.condition in RENDERED_ONLY and set(args.sets) != {"synthetic"}:
+        parser.error(f"--{args.condition} is a way of rendering: only with --sets synthetic")
     cv2.setNumThreads(1)
     if args.model is not None:
         use_model(args.model)

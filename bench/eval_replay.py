@@ -11,7 +11,8 @@ that box's two calibration photos (`--zero-shot`: with the general model alone).
 `--shadow`, `--bowed` or `--warm` every photo is taken so (`vision.synthetic.CONDITIONS`: a
 dim room, the player's shadow over part of the photo, a wide lens, a warm lamp; new noise,
 shadow, lens or lamp each turn); with `--folded` each game's board is a folding one that does
-not lie flat (its far half turned 2-6° about the hinge in every photo).
+not lie flat (its far half turned 2-6° about the hinge in every photo); with `--seated` every
+photo is taken from a chair at the table (50-62° off straight down).
 
 Prints per-game results, the share of moves whose cells and score are exact, and the share of
 games whose final totals are exact (issue 5's bars: 99% of moves, 95% of games), and how many
@@ -67,7 +68,8 @@ def evaluate(seed: int, damage: str, style: str, turns: int, players: int,
     ruleset = load_ruleset("erudit")
     photos = game_photos(ruleset, seed=seed, turns=turns, players=players, style=style,
                          damage=damage, box_seed=box,
-                         fold=folding(seed) if condition == "folded" else 0.0)
+                         fold=folding(seed) if condition == "folded" else 0.0,
+                         pose="seated" if condition == "seated" else "any")
     if condition in CONDITIONS:
         photos.images[:] = [CONDITIONS[condition](image, seed * 1000 + number)
                             for number, image in enumerate(photos.images, 1)]

@@ -123,4 +123,4 @@ def test_folded_renders_are_not_asked_of_real_photos(capsys):
 
     with pytest.raises(SystemExit):
         main(["--sets", "real", "--folded"])
-    assert "only with --sets synthetic" in capsys.readouterr().err
+    assert "--folded is a way of rendering: only with --sets synthetic" in capsys.readouterr().err

@@ -314,3 +314,21 @@ def test_a_photo_under_a_warm_lamp_keeps_its_red_and_loses_blue():
     assert 0.5 < blue < 0.8 and 0.75 < green < 0.95 and red > 0.95
     assert np.array_equal(warmed(shot.image, seed=3), warmed(shot.image, seed=3))
     assert not np.array_equal(warmed(shot.image, seed=3), warmed(shot.image, seed=4))
+
+
+def _foreshortening(corners) -> float:
+    """Shortest over longest stretch of the grid's homography at the board's centre."""
+    from vision.locate import grid_homography
+
+    homography = grid_homography(np.float32(corners))
+    x, y, w = homography @ [7.5, 7.5, 1.0]
+    jacobian = (homography[:2, :2] * w - np.outer([x, y], homography[2, :2])) / w ** 2
+    stretches = np.linalg.svd(jacobian, compute_uv=False)
+    return float(stretches[1] / stretches[0])
+
+
+def test_a_photo_from_a_chair_sees_the_board_far_more_steeply_than_one_from_above():
+    for seed in range(4):
+        seated = render_photo(EMPTY, seed=seed, style="erudit-cream", pose="seated", size=SIZE)
+        above = render_photo(EMPTY, seed=seed, style="erudit-cream", pose="frontal", size=SIZE)
+        assert _foreshortening(seated.corners) < 0.7 < 0.9 < _foreshortening(above.corners)

@@ -607,11 +607,17 @@ class _Camera:
         return self.h_units @ onto + np.outer(self.rise, up)
 
 
+POSES = ("any", "frontal", "seated")  # tilt 0-46° (most under 30°), 0-7°, 50-62°
+
+
 def _sample_camera(rng, pose: str, extent: float, w: int, h: int) -> _Camera:
     """A camera looking at the board; extent = half size of the board incl. margin (units)."""
     if pose == "frontal":
         tilt, dist = rng.uniform(0, 7), rng.uniform(2.2, 3.5)
         roll = rng.normal(0, 1.5)
+    elif pose == "seated":  # a player photographing the board from their chair
+        tilt, dist = rng.uniform(50, 62), rng.uniform(1.3, 2.5)
+        roll = rng.normal(0, 8)
     else:
         tilt, dist = min(abs(rng.normal(0, 22)), 46), rng.uniform(1.3, 3.0)
         roll = rng.uniform(0, 360) if rng.random() < 0.6 else rng.choice([0, 90, 180, 270]) + rng.normal(0, 6)
@@ -958,7 +964,7 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     """
     board = list(board)
     _check_board(board, "board")
-    if pose not in ("any", "frontal"):
+    if pose not in POSES:
         raise ValueError(f"unknown pose {pose!r}")
     rng = np.random.default_rng(seed)
     style = style or STYLES[int(rng.integers(len(STYLES)))]
@@ -1010,7 +1016,7 @@ def main(argv=None):
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--style", choices=ALL_STYLES)
-    ap.add_argument("--pose", choices=("any", "frontal"), default="any")
+    ap.add_argument("--pose", choices=POSES, default="any")
     ap.add_argument("--fonts", choices=("train", "heldout", "all"), default="train")
     args = ap.parse_args(argv)
     board = Path(args.board).read_text(encoding="utf-8").split()

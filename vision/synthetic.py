@@ -41,10 +41,12 @@ def true_game(ruleset: Ruleset, boards: list[Board], players: int) -> Game:
 
 def game_photos(ruleset: Ruleset, *, seed: int, turns: int, players: int, style: str,
                 damage: str = "none", fonts: str = "heldout",
-                box_seed: int | None = None, fold: float = 0.0) -> GamePhotos:
+                box_seed: int | None = None, fold: float = 0.0,
+                pose: str = "any") -> GamePhotos:
     """Play and photograph one synthetic game; with `box_seed` every photo shows that one box
-    (font and look), else each photo draws its own; with `fold` the board's far half is turned
-    that many degrees about its hinge in every photo (vision.render.render_photo)."""
+    (font and look), else each photo draws its own; `fold` (the board's far half turned that
+    many degrees about its hinge) and `pose` (how the camera is held) hold for every photo
+    (vision.render.render_photo)."""
     rng = random.Random(seed)
     boards = random_game(ruleset, turns, seed=seed)
     game = true_game(ruleset, boards, players)
@@ -54,7 +56,7 @@ def game_photos(ruleset: Ruleset, *, seed: int, turns: int, players: int, style:
         shown, note = board, ""
         if number == hurt and damage == "misread":
             shown, note = _misread(board, boards[0], rng, ruleset)
-        shot = _photograph(shown, seed * 1000 + number, style, fonts, box_seed, fold)
+        shot = _photograph(shown, seed * 1000 + number, style, fonts, box_seed, fold, pose)
         image = shot.image
         if number == hurt and damage == "opposite-side":
             image, note = np.ascontiguousarray(image[::-1, ::-1]), "photo from the opposite side"
@@ -70,14 +72,14 @@ RETAKES = 5  # photos tried per turn before one with the whole grid in the frame
 
 
 def _photograph(board: Board, seed: int, style: str, fonts: str, box_seed: int | None = None,
-                fold: float = 0.0):
+                fold: float = 0.0, pose: str = "any"):
     """A rendered photo of the board with the whole grid in the frame: a player whose photo
     cuts the board off is told so and takes another (seeds seed, seed + 10⁹, …)."""
     from vision.render import render_photo
 
     for retake in range(RETAKES):
         shot = render_photo(str(board).split("\n"), seed=seed + retake * 10**9, style=style,
-                            fonts=fonts, box_seed=box_seed, fold=fold)
+                            fonts=fonts, box_seed=box_seed, fold=fold, pose=pose)
         height, width = shot.image.shape[:2]
         x, y = shot.corners[:, 0], shot.corners[:, 1]
         if x.min() >= 0 and y.min() >= 0 and x.max() <= width - 1 and y.max() <= height - 1:
