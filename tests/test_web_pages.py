@@ -146,3 +146,12 @@ def test_move_errors_read_in_russian(app):
         g.lang = "en"
         assert translate_error("turn 3: gap in the new word at H9") == (
             "turn 3: gap in the new word at H9")
+
+
+def test_the_turn_card_tells_the_player_to_photograph_from_above(app):
+    phone = app.test_client()
+    game = new_game(phone)
+    page = phone.get(f"/g/{game}").get_data(as_text=True)
+    assert "Встаньте и держите телефон над доской" in page
+    english = phone.get(f"/g/{game}?lang=en").get_data(as_text=True)
+    assert "Stand and hold the phone above the board" in english

@@ -65,6 +65,8 @@ RU = {
     "Turn {n}: {name}": "Ход {n}: {name}",
     "Reading the board…": "Читаю доску…",
     "Photo of the board": "Снять доску",
+    "Stand and hold the phone above the board, the whole board in the frame: from a chair the tiles are read worse.":
+        "Встаньте и держите телефон над доской, чтобы вся доска была в кадре: снятые со стула фишки читаются хуже.",
     "Send": "Отправить",
     "Pass": "Пас",
     "Exchange": "Обмен",
