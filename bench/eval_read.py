@@ -325,13 +325,10 @@ def add_condition_options(parser) -> None:
 
 def render_taken(board, seed: int, condition: str | None, **render_args):
     """(photo, the grid's true corners) of `board` rendered with `seed` and taken in
-    `condition`: a light or lens of `vision.synthetic.CONDITIONS`, or "folded" (the board's
-    far half turned `folding(seed)` degrees about its hinge)."""
-    fold = folding(seed) if condition == "folded" else 0.0
-    if condition == "seated":
-        render_args["pose"] = "seated"
-    shot = render_photo(board, seed=seed, fold=fold, **render_args)
-    if condition not in CONDITIONS:  # as rendered, or folded
+    `condition`: a light or lens of `vision.synthetic.CONDITIONS`, or one of RENDERED_ONLY
+    (`rendered_so`)."""
+    shot = render_photo(board, seed=seed, **{**render_args, **rendered_so(condition, seed)})
+    if condition not in CONDITIONS:  # as rendered, folded or from a chair
         return shot.image, shot.corners
     corners = shot.corners
     if condition == "bowed":  # the lens moves the corners too
@@ -340,6 +337,16 @@ def render_taken(board, seed: int, condition: str | None, **render_args):
 
 
 RENDERED_ONLY = ("folded", "seated")  # conditions a render is made in, not a photo put through
+
+
+def rendered_so(condition: str | None, seed: int) -> dict:
+    """The `render_photo` arguments of a condition made at render time: the board's far half
+    turned `folding(seed)` degrees about its hinge, or the camera held from a chair."""
+    if condition == "folded":
+        return {"fold": folding(seed)}
+    if condition == "seated":
+        return {"pose": "seated"}
+    return {}
 
 
 def folding(seed: int) -> float:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.eval_read import add_condition_options, folding, pool_of  # noqa: E402
+from bench.eval_read import add_condition_options, pool_of, rendered_so  # noqa: E402
 from engine.board import is_star  # noqa: E402
 from engine.errors import EruditError  # noqa: E402
 from engine.game import Game  # noqa: E402
@@ -67,9 +67,7 @@ def evaluate(seed: int, damage: str, style: str, turns: int, players: int,
     """(moves exact, moves, final totals exact, wrong moves the replay marked unsure)"""
     ruleset = load_ruleset("erudit")
     photos = game_photos(ruleset, seed=seed, turns=turns, players=players, style=style,
-                         damage=damage, box_seed=box,
-                         fold=folding(seed) if condition == "folded" else 0.0,
-                         pose="seated" if condition == "seated" else "any")
+                         damage=damage, box_seed=box, **rendered_so(condition, seed))
     if condition in CONDITIONS:
         photos.images[:] = [CONDITIONS[condition](image, seed * 1000 + number)
                             for number, image in enumerate(photos.images, 1)]
