@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError, ProfileError
-from vision.cells import GRID, board_image, cut_cell, cut_cells, turn_crops
+from vision.cells import GRID, cut_cell, cut_cells, tile_view, turn_crops
 from vision.classifier import MODEL_NAME, SECOND_NAME, load_profile_model, model_dir, normalised
 from vision.locate import locate_board
 from vision.photo import load_photo
@@ -50,7 +50,7 @@ def open_board(path, what: str) -> PhotoBoard:
     except PhotoError as exc:
         reason = str(exc).removeprefix(f"{path}: ")
         raise ProfileError(f"{what} photo {path}: {reason}") from None
-    board = board_image(image, corners)
+    board = tile_view(image, corners)
     return PhotoBoard(path=str(path), board=board, rectified=rectify(image, corners),
                       crops=cut_cells(board))
 

@@ -1,6 +1,6 @@
 """Cut a photographed board into 225 cell crops, each with some context around its square.
 
-    >>> board = board_image(image, corners)      # corners (4,2) TL,TR,BR,BL of the grid
+    >>> board = tile_view(image, corners)        # corners (4,2) TL,TR,BR,BL of the grid
     >>> crops = cut_cells(board)
     >>> crops.shape
     (15, 15, 48, 48, 3)
@@ -14,6 +14,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from vision.pose import tile_tops
 from vision.rectify import rectify
 
 GRID = 15
@@ -25,6 +26,13 @@ MARGIN = 0.5  # cells of border kept around the grid by rectify; a crop reaches 
 def board_image(image: np.ndarray, corners: np.ndarray) -> np.ndarray:
     """The top-down board, CELL px per cell, cell (r, c) in the order the corners are given."""
     return rectify(image, np.asarray(corners, np.float32), cell_px=CELL, margin=MARGIN)
+
+
+def tile_view(image: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """board_image through the plane of the tile tops (vision.pose): a tile seen from the side
+    has its letter back over its own square. Cells are cut from this view, in training and
+    reading alike."""
+    return board_image(image, tile_tops(corners, image.shape))
 
 
 def cut_cells(board: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 
 from engine.ruleset import Layout, Ruleset, load_ruleset
-from vision.cells import GRID, board_image, cut_cell, cut_cells, turn_crops
+from vision.cells import GRID, cut_cell, cut_cells, tile_view, turn_crops
 from vision.classifier import (
     EMPTY,
     STAR,
@@ -124,7 +124,7 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     """read_board on a grid already located (corners in image order, or any order: the
     reading is turned upright from the corners' first one)."""
     rules = load_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
-    view = board_image(image, location.corners)
+    view = tile_view(image, location.corners)
     crops = cut_cells(view).reshape(GRID * GRID, *_crop_shape())
     stars = star_glyphs(rules.name)
     labels = labels_for(rules.alphabet)
