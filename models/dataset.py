@@ -6,7 +6,9 @@
 
 Each photo is rendered from a random board, its grid corners taken from the renderer's ground
 truth moved by a few % of a cell or from locate_board's own answer, rectified and cut by
-vision.cells — the very cutter used at run time — with extra per-crop shift and scale.
+vision.cells — the very cutter used at run time, which since session 49 rectifies through the
+tile tops (`tops`; the shipped networks saw the board's own plane) — with extra per-crop
+shift and scale.
 Seeds fully determine the data; evaluation uses EVAL_SEEDS and held-out fonts.
 """
 
@@ -20,7 +22,7 @@ import numpy as np
 from PIL import ImageFont
 
 from engine.errors import PhotoError
-from vision.cells import CELL, GRID, board_image, cut_cell
+from vision.cells import CELL, GRID, board_image, cut_cell, tile_view
 from vision.classifier import CYRILLIC, GLYPHS, LATIN, glyph_of
 from vision.locate import cell_size, locate_board
 from vision.render import ANY_STYLES, STYLES, font_paths, render_photo
@@ -86,14 +88,19 @@ def pick_style(rng: np.random.Generator, any_box: float = 0.0) -> str:
 
 
 def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: bool = False,
-                 any_box: float = 0.0):
+                 any_box: float = 0.0, seated: float = 0.0, tops: bool = False):
     """Crops (n, 48, 48, 3) uint8 and glyph labels (n,) from one rendered photo; `variety`
     renders the box's letters bolder, thinner, condensed or slanted (render_photo's GlyphStyle);
-    `any_box` is the share of photos showing a box of random colours (pick_style)."""
+    `any_box` is the share of photos showing a box of random colours (pick_style), `seated`
+    the share taken from a chair (render_photo's pose "seated"). `tops` cuts the crops from
+    the plane of the tile tops, as `read` does since session 49 (vision.cells.tile_view); the
+    shipped networks were trained on crops of the board's own plane (board_image)."""
     rng = np.random.default_rng(seed)
     style = pick_style(rng, any_box)
     board = random_board(rng, _alphabet(style, rng))
-    shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety)
+    # drawn only when asked, so a recipe without seated photos renders what it always did
+    pose = "seated" if seated > 0 and rng.random() < seated else "any"
+    shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety, pose=pose)
     cell = cell_size(shot.corners)
     variants = [shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32)]
     if jitter:
@@ -104,8 +111,9 @@ def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: 
     blank = style in ENGLISH_STYLES  # Scrabble boxes have blank tiles, not printed stars
     printed = rng.random() < PRINTED_PREMIUMS and fonts != "heldout"
     crops, labels = [], []
+    view = tile_view if tops else board_image
     for corners in variants:
-        top = board_image(shot.image, corners)
+        top = view(shot.image, corners)
         if printed:
             print_premium_digits(top, board, shot.layout, rng)
         for r in range(GRID):
@@ -184,10 +192,11 @@ def _work(args):
 
 
 def generate(seeds, *, fonts: str = "train", workers: int = 1, jitter: bool = True,
-             variety: bool = False, any_box: float = 0.0):
+             variety: bool = False, any_box: float = 0.0, seated: float = 0.0,
+             tops: bool = False):
     """All crops and labels of the given render seeds, in seed order; prints progress."""
     seeds = list(seeds)
-    jobs = [(s, fonts, jitter, variety, any_box) for s in seeds]
+    jobs = [(s, fonts, jitter, variety, any_box, seated, tops) for s in seeds]
     crops, labels = [], []
     # One worker renders in this process: forking a process whose onnxruntime or torch threads
     # hold a lock can hang the child (seen under pytest).

@@ -258,18 +258,20 @@ def _write_info(path: Path, meta: dict) -> None:
                                          encoding="utf-8")
 
 
-def training_data(seed: int, shots: int, workers: int, cache: Path | None, variety: bool = False,
-                  any_box: float = 0.0):
-    """Crops of `shots` rendered photos from the seed's own range, and a small validation set."""
-    name = (f"crops_seed{seed}_shots{shots}{'_variety' if variety else ''}"
-            f"{f'_any{any_box:g}' if any_box else ''}_fonts{len(font_paths('train'))}.npz")
+def training_data(seed: int, shots: int, workers: int, cache: Path | None, looks: dict):
+    """Crops of `shots` rendered photos from the seed's own range, and a small validation set;
+    `looks` are models.dataset.generate's keywords (variety, any_box, seated, tops)."""
+    any_box, seated = looks.get("any_box", 0.0), looks.get("seated", 0.0)
+    name = (f"crops_seed{seed}_shots{shots}{'_variety' if looks.get('variety') else ''}"
+            f"{f'_any{any_box:g}' if any_box else ''}{f'_seated{seated:g}' if seated else ''}"
+            f"{'_tops' if looks.get('tops') else ''}_fonts{len(font_paths('train'))}.npz")
     file = cache / name if cache else None
     if file is not None and file.exists():
         with np.load(file) as saved:
             return saved["crops"], saved["labels"], (saved["val_crops"], saved["val_labels"])
     seeds, val_seeds = training_seeds(seed, shots)
-    crops, labels = generate(seeds, fonts="train", workers=workers, variety=variety, any_box=any_box)
-    val = generate(val_seeds, fonts="train", workers=workers, variety=variety, any_box=any_box)
+    crops, labels = generate(seeds, fonts="train", workers=workers, **looks)
+    val = generate(val_seeds, fonts="train", workers=workers, **looks)
     if file is not None:
         file.parent.mkdir(parents=True, exist_ok=True)
         np.savez(file, crops=crops, labels=labels, val_crops=val[0], val_labels=val[1])
@@ -277,18 +279,20 @@ def training_data(seed: int, shots: int, workers: int, cache: Path | None, varie
 
 
 def pooled_data(runs: list[tuple[int, int, float]], workers: int, cache: Path | None,
-                variety: bool = False):
+                looks: dict):
     """training_data of several (seed, shots, any-box share) runs, their crops and validation
-    sets joined. Each run's crops are copied into one array as they come and then dropped,
-    so memory holds the pool and one run, not every run twice (concatenate's peak)."""
+    sets joined; `looks` as training_data's, less any_box. Each run's crops are copied into one
+    array as they come and then dropped, so memory holds the pool and one run, not every run
+    twice (concatenate's peak)."""
     if len(runs) == 1:
         seed, shots, any_box = runs[0]
-        return training_data(seed, shots, workers, cache, variety, any_box)
+        return training_data(seed, shots, workers, cache, {**looks, "any_box": any_box})
     # an upper bound: its untouched tail is never written, so it takes no memory
     bound = sum(shots for _, shots, _ in runs) * MAX_CROPS
     crops, at, labels, vals = None, 0, [], []
     for seed, shots, any_box in runs:
-        part, part_labels, val = training_data(seed, shots, workers, cache, variety, any_box)
+        part, part_labels, val = training_data(seed, shots, workers, cache,
+                                               {**looks, "any_box": any_box})
         if crops is None:
             crops = np.empty((bound, *part.shape[1:]), part.dtype)
         crops[at:at + len(part)] = part
@@ -375,6 +379,12 @@ def main(argv=None) -> None:
                              "share if given (repeatable)")
     parser.add_argument("--any-box", type=_share, default=0.0, metavar="SHARE",
                         help="share of photos showing a box of random colours (0..1)")
+    parser.add_argument("--seated", type=_share, default=0.0, metavar="SHARE",
+                        help="share of photos taken from a chair, 50-62 degrees off straight "
+                             "down (render_photo's pose 'seated')")
+    parser.add_argument("--tile-tops", action="store_true",
+                        help="cut crops from the plane of the tile tops, as read does "
+                             "(vision.cells.tile_view; the shipped networks saw the board's own)")
     parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
     parser.add_argument("--fonts", type=Path, metavar="DIR",
                         help="more training fonts, fetched there by `python -m models.fonts DIR`")
@@ -383,8 +393,9 @@ def main(argv=None) -> None:
     also = [_run(parser, text, args.any_box) for text in args.also]
     torch.set_num_threads(args.threads)
     t0 = time.time()
+    looks = {"variety": args.variety, "seated": args.seated, "tops": args.tile_tops}
     crops, labels, val = pooled_data([(args.seed, args.shots, args.any_box), *also],
-                                     args.workers, args.cache, args.variety)
+                                     args.workers, args.cache, looks)
     data_s = time.time() - t0
     shots = args.shots + sum(run[1] for run in also)
     print(f"data: {len(crops)} crops from {shots} shots in {data_s:.0f}s", flush=True)
@@ -397,7 +408,8 @@ def main(argv=None) -> None:
             "epochs": args.epochs, "width": args.width, "variety": args.variety,
             "shake": args.shake, "soften": args.soften, "longest": args.longest,
             "elastic": args.elastic,
-            "any_box": args.any_box, "train_threads": args.threads, "extra_fonts": extra,
+            "any_box": args.any_box, "seated": args.seated, "tile_tops": args.tile_tops,
+            "train_threads": args.threads, "extra_fonts": extra,
             "params": sum(p.numel() for p in model.parameters()),
             "val_accuracy": round(accuracy(model, *val), 5),
             "data_seconds": round(data_s), "train_seconds": round(train_s),
@@ -410,6 +422,8 @@ def main(argv=None) -> None:
                        f"{f' --elastic {args.elastic:g}' if args.elastic else ''}"
                        f"{''.join(f' --also {text}' for text in args.also)}"
                        f"{f' --any-box {args.any_box:g}' if args.any_box else ''}"
+                       f"{f' --seated {args.seated:g}' if args.seated else ''}"
+                       f"{' --tile-tops' if args.tile_tops else ''}"
                        f"{' --fonts DIR' if extra else ''}"
                        f" --name {args.name} --out models/"}
     path, meta = shipped(model, args.out, meta, val, args.name)

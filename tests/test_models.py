@@ -21,7 +21,7 @@ def tiny_model(tmp_path_factory):
     out = tmp_path_factory.mktemp("model")
     main(["--seed", "7", "--shots", "4", "--also", "8:2", "--epochs", "1", "--workers", "1",
           "--shake", "--any-box", "0.5", "--soften", "0.5", "--longest", "9",
-          "--name", "tiles-second", "--out", str(out)])
+          "--seated", "0.5", "--tile-tops", "--name", "tiles-second", "--out", str(out)])
     return out
 
 
@@ -32,6 +32,8 @@ def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
     assert "--shake" in meta["command"] and "--name tiles-second" in meta["command"]
     assert meta["also"] == ["8:2"] and "--also 8:2" in meta["command"]
     assert meta["any_box"] == 0.5 and "--any-box 0.5" in meta["command"]
+    assert meta["seated"] == 0.5 and meta["tile_tops"]
+    assert "--seated 0.5 --tile-tops" in meta["command"]
     assert meta["soften"] == 0.5 and "--soften 0.5 --longest 9" in meta["command"]
     assert meta["threads"] == 2  # onnxruntime's threads, not the training's
     graph = onnx.load(str(tiny_model / "tiles-second.onnx")).graph
@@ -46,16 +48,17 @@ def test_photos_of_another_seed_join_the_data(monkeypatch):
 
     shares = []
 
-    def fake(seed, shots, workers, cache, variety=False, any_box=0.0):
-        shares.append(any_box)
+    def fake(seed, shots, workers, cache, looks):
+        shares.append((looks["any_box"], looks["seated"]))
         crops = np.full((shots, 48, 48, 3), seed, np.uint8)
         return crops, np.full(shots, seed), (crops[:1], np.full(1, seed))
 
     monkeypatch.setattr(train, "training_data", fake)
     runs = [(1, 3, 0.25), (2, 2, 0.4)]
-    crops, labels, (val_crops, val_labels) = train.pooled_data(runs, 1, None)
+    crops, labels, (val_crops, val_labels) = train.pooled_data(runs, 1, None, {"seated": 0.2})
     assert labels.tolist() == [1, 1, 1, 2, 2] and len(crops) == 5
-    assert crops[:, 0, 0, 0].tolist() == [1, 1, 1, 2, 2] and shares == [0.25, 0.4]
+    assert crops[:, 0, 0, 0].tolist() == [1, 1, 1, 2, 2]
+    assert shares == [(0.25, 0.2), (0.4, 0.2)]
     assert val_labels.tolist() == [1, 2] and val_crops[1, 0, 0, 0] == 2
 
 
