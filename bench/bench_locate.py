@@ -7,9 +7,9 @@ board in three styles and of a late-game board (LATE_TILES tiles) in each style,
 real photos under ../shared when present. Goal: locate + rectify cost less than one decode.
 """
 
+import argparse
 import glob
 import os
-import sys
 import tempfile
 import time
 
@@ -99,10 +99,13 @@ def bench(paths: list[str]) -> None:
 
 
 def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("photos", nargs="*", metavar="PHOTO",
+                        help="photos to time (default: rendered ones and ../shared's 12 MP)")
+    args = parser.parse_args(argv)
     cv2.setNumThreads(1)  # one core, as on a shared machine; the decode gets the same
-    args = sys.argv[1:] if argv is None else argv
-    if args:
-        bench(args)
+    if args.photos:
+        bench(args.photos)
         return
     with tempfile.TemporaryDirectory() as folder:
         here = os.path.dirname(os.path.abspath(__file__))

@@ -314,7 +314,7 @@ def add_condition_options(parser) -> None:
             ("dim", "photos taken in dim light (half the light, noise, JPEG 75)"),
             ("shadow", "photos with the player's shadow over part of them"),
             ("bowed", "photos through a wide lens that bows straight lines (barrel distortion)"),
-            ("warm", "photos under a warm lamp the camera did not balance (blue 55-75 %)"),
+            ("warm", "photos under a warm lamp the camera did not balance (blue 55-75 %%)"),
             ("folded", "renders of a folding board that does not lie flat (its far half turned "
                        "2-6° about the hinge; renders only)"),
             ("seated", "renders taken from a chair at the table: 50-62° off straight down "

@@ -124,3 +124,18 @@ def test_folded_renders_are_not_asked_of_real_photos(capsys):
     with pytest.raises(SystemExit):
         main(["--sets", "real", "--folded"])
     assert "--folded is a way of rendering: only with --sets synthetic" in capsys.readouterr().err
+
+
+def test_every_bench_script_prints_its_help(monkeypatch, capsys):
+    import importlib
+    import sys
+
+    import pytest
+
+    for name in ("bench_locate", "bench_read", "bench_web", "eval_calibration", "eval_locate",
+                 "eval_read", "eval_replay"):
+        monkeypatch.setattr(sys, "argv", [f"{name}.py", "--help"])
+        with pytest.raises(SystemExit) as stop:
+            importlib.import_module(f"bench.{name}").main()
+        assert stop.value.code == 0, name
+        assert "usage:" in capsys.readouterr().out, name
