@@ -16,7 +16,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.locate import CELLS
+from vision.locate import CELLS, grid_homography
 
 TILE_HEIGHT = 0.2  # cells: a tile's thickness; boxes range 0.1-0.35, and half right is most of the gain
 FOCAL_RANGE = (0.3, 4.0)  # focal length over the photo's longer side: ultra-wide lens to 3x zoom
@@ -32,15 +32,11 @@ def tile_tops(corners, shape, height: float = TILE_HEIGHT) -> np.ndarray:
     if cv2.contourArea(quad) < 1 or not cv2.isContourConvex(quad):
         return quad  # no plane seen by a camera gives these: its own plane is all there is
     centre = (np.float64(shape[1::-1]) - 1) / 2
-    grid = _homography(corners - centre)
+    grid = grid_homography(corners - centre).astype(np.float64)
     focal = _focal(grid, max(shape[:2]))
     raised = grid + height * np.outer(_rise(grid, focal), [0, 0, 1])
     ends = np.c_[_UNIT, np.ones(4)] @ raised.T
     return (ends[:, :2] / ends[:, 2:] + centre).astype(np.float32)
-
-
-def _homography(corners: np.ndarray) -> np.ndarray:
-    return cv2.getPerspectiveTransform(np.float32(_UNIT), np.float32(corners)).astype(np.float64)
 
 
 def _focal(grid: np.ndarray, longer: int) -> float:
