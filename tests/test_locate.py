@@ -39,6 +39,7 @@ from vision.locate import (
     _shifted,
     _steady,
     _sure,
+    _vanishing_lattice,
     cell_size,
     locate_board,
     order_corners,
@@ -211,6 +212,75 @@ def test_a_size_whose_lattices_fit_nothing_looks_where_its_lines_cross_at_once(m
                         lambda levels, size, best: crossed.append(1) or crossing(levels, size, best))
     located_well(shot)
     assert sides == [LSD_SIDES[0]] and crossed == [1]
+
+
+def grid_segments(corners, centre, clutter=0, seed=0):
+    """`_segments`' tuple for the pieces of the 16 + 16 lines of a grid whose outer corners are
+    `corners` (photo px), between the lines they cross, and `clutter` random segments."""
+    to_photo = cv2.getPerspectiveTransform(
+        np.float32([[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]]), np.float32(corners))
+    pieces = []
+    for line in range(CELLS + 1):
+        for cell in range(CELLS):
+            pieces += [[(line, cell + 0.1), (line, cell + 0.9)], [(cell + 0.1, line), (cell + 0.9, line)]]
+    ends = cv2.perspectiveTransform(np.float64(pieces).reshape(1, -1, 2), to_photo).reshape(-1, 2, 2)
+    centre = np.float64(centre)
+    rng = np.random.default_rng(seed)
+    starts = rng.uniform(0, 2 * centre, (clutter, 2))
+    ends = np.concatenate([ends, np.stack([starts, starts + rng.normal(0, 15, (clutter, 2))], 1)])
+    ends -= centre
+    vectors = ends[:, 1] - ends[:, 0]
+    lengths = np.linalg.norm(vectors, axis=1)
+    angles = np.degrees(np.arctan2(vectors[:, 1], vectors[:, 0])) % 180
+    return ends, vectors, lengths, angles, centre, min(centre) * 2 / 90
+
+
+def cells_off(found, corners) -> float:
+    """Largest distance, in the grid's cells, of a found corner from its true one."""
+    to_grid = np.linalg.inv(cv2.getPerspectiveTransform(
+        np.float32([[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]]), np.float32(corners)))
+    square = np.float64([[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]])
+    grid = cv2.perspectiveTransform(np.float64(found).reshape(1, -1, 2), to_grid)[0]
+    return min(float(np.abs(np.roll(grid, k, axis=0) - square).max()) for k in range(4))
+
+
+# a board seen from a chair through a phone's lens: both vanishing points lie just past the
+# photo (1000 × 700 px), the far cells are a third the size of the near ones, and the near
+# edge's lines turn by 40° across the board
+FROM_A_CHAIR = [[420, 210], [610, 170], [930, 640], [170, 690]]
+
+
+def test_a_lattice_keeps_the_cell_size_of_a_board_seen_from_a_chair():
+    # the board of tuning render 7 000 185 seen from a chair (shrunk to 1000 × 731 px): the
+    # horizon runs near the photo's centre, and flattening shrinks the cells below the
+    # smallest looked for, unless its comb is fitted in photo px
+    board = [[5, 261], [355, 93], [361, 410], [156, 643]]
+    segments = grid_segments(board, (500, 365.5), clutter=150)
+    assert cells_off(_lattices(segments, [(0, 1)])[0], board) < 0.2
+
+
+def test_a_lattice_from_vanishing_points_takes_a_family_whose_lines_turn_far():
+    # a family whose lines turn by more than FAMILY_SPREAD has two peaks of direction: the
+    # strongest pair of peaks then holds half a family; its vanishing point holds all of it
+    segments = grid_segments(FROM_A_CHAIR, (500, 350), clutter=150)
+    lattice = _vanishing_lattice(segments)
+    assert len(lattice) == 1 and cells_off(lattice[0], FROM_A_CHAIR) < 0.1
+
+
+def test_a_board_seen_from_a_chair_is_found(monkeypatch):
+    import vision.locate as locate
+
+    # its families' lines turn too far for one direction each: where they meet finds the grid
+    # (a lattice only looked for where the directions' lattice is not sure: from above it is)
+    called = []
+    vanishing = locate._vanishing_lattice
+    monkeypatch.setattr(locate, "_vanishing_lattice",
+                        lambda segments: called.append(1) or vanishing(segments))
+    located_well(render_photo(PLAYED, seed=5, style="erudit-cream", pose="seated"))
+    assert called
+    called.clear()
+    located_well(render_photo(PLAYED, seed=5, style="erudit-cream"))
+    assert not called
 
 
 def test_the_last_stage_weighs_its_guesses_in_order_and_stops_at_the_first_sure_one(monkeypatch):

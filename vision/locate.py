@@ -6,22 +6,24 @@
 
 The search runs on a copy shrunk to about WORK_SIDE pixels (a large photo is halved exactly
 first: cheap). A first guess comes from the line segments (two families through their vanishing
-points, a comb of 16 equally spaced lines fitted to each; then those of the place where most of
-them cross), looked for on a small copy first and on larger ones only while unsure; when still
-unsure, outline candidates (board edges, frames, the photo's own border), other pairs of segment
-directions, and the segments of each place where many of them cross (a small board on striped
-wood or cloth; on the whole working copy too, where a small board's lines show better) are tried
-too; the premium layout sizes a guess from those whose comb missed the period. Each guess is
-moved by whole cells onto the grid whose cell colours the premium layout (Эрудит or English,
-both symmetric) explains best (any cell may show the tiles' colour: late in a game tiles hide
-most squares of some kinds), so a printed margin or a row of tiles taken for a row of cells is
-caught, then refined against the grid lines themselves (a homography through where each line
-really lies, fitted on the line pieces between empty cells) on the smallest copy whose cells are
-large enough, so the corners hold even where tiles, hands or a printed margin hide the outline.
-Where the lines are too faint or blurred to snap to, the premium squares place the grid.
-Where no board is found (or only one past the photo's edge that the layout does not confirm),
-the search looks again at the photo with its lightness evened out locally: a dark board in
-the player's shadow or a dim room shows its lines then.
+points, taken by direction and, as seen from a chair a family's lines turn too far for one
+direction, by the two points most segments aim at; a comb of 16 equally spaced lines fitted to
+each; then those of the place where most of them cross), looked for on a small copy first and on
+larger ones only while unsure; when still unsure, outline candidates (board edges, frames, the
+photo's own border), other pairs of segment directions, and the segments of each place where
+many of them cross (a small board on striped wood or cloth; on the whole working copy too, where
+a small board's lines show better) are tried too; the premium layout sizes a guess from those
+whose comb missed the period. Each guess is moved by whole cells onto the grid whose cell
+colours the premium layout (Эрудит or English, both symmetric) explains best (any cell may show
+the tiles' colour: late in a game tiles hide most squares of some kinds), so a printed margin or
+a row of tiles taken for a row of cells is caught, then refined against the grid lines
+themselves (a homography through where each line really lies, fitted on the line pieces between
+empty cells) on the smallest copy whose cells are large enough, so the corners hold even where
+tiles, hands or a printed margin hide the outline. Where the lines are too faint or blurred to
+snap to, the premium squares place the grid. Where no board is found (or only one past the
+photo's edge that the layout does not confirm), the search looks again at the photo with its
+lightness evened out locally: a dark board in the player's shadow or a dim room shows its lines
+then.
 """
 
 from collections import deque
@@ -172,9 +174,11 @@ def _search_with(levels, pool):
         if side != LSD_SIDES[-1] and (segments is None or len(segments[0]) < MIN_QUICK_SEGMENTS):
             continue  # too few segments for a grid whose lines show at this size: look closer
         lattices = _lattices(segments, [(0, 1)])
-        previous, current = current, None
-        for fitted in pool.map(partial(_fitted, levels), lattices):
-            current = _better(levels, current, fitted)
+        previous, current = current, _best_fit(levels, lattices)
+        if not _sure(levels, current):  # seen from a chair a family may turn too far for one
+            vanishing = _vanishing_lattice(segments)  # direction: where its lines meet holds it
+            current = _best_fit(levels, vanishing, current)
+            lattices = lattices + vanishing
         best = _better(levels, best, current)
         if _sure(levels, best) or _settled(levels, best, previous, current):
             return best
@@ -209,6 +213,13 @@ def _search_with(levels, pool):
                 for subset in seen[-1].regions + _closer_regions(small)  # the last size's places
                 for corners in _lattices(subset, [(0, 1), (1, 2)])]
     return _first_sure(levels, pool, best, rescaled)
+
+
+def _best_fit(levels, lattices, best=None):
+    """`best` or the best fit of `lattices` (one or two: refined one after the other)."""
+    for corners in lattices:
+        best = _better(levels, best, _fitted(levels, corners))
+    return best
 
 
 def _first_sure(levels, pool, best, tasks):
@@ -561,6 +572,9 @@ MIN_SEGMENT = 5.0  # px where LSD looks; shorter segments have too uncertain a d
 FAMILY_SPREAD = 22.0  # degrees a family's lines may turn across the photo (perspective)
 VP_TOLERANCE = 0.02  # sine of the angle a segment may miss its vanishing point by
 VP_TRIALS = 200  # RANSAC draws per family
+DEPTH_SCALED = 1.25  # flattened px per photo px beyond which (or below 1/it) a lattice's comb
+# is fitted in photo px: seen from a chair the flattening shrinks cells below the smallest looked for
+VP_SPREAD = 3.0  # times VP_TOLERANCE: segments this near the first vanishing point are its own
 COMB_BINS = 600  # bins of a family's position histogram
 COARSE_PROFILE = 300  # bins; a longer profile is searched at half resolution first
 MAX_CELLS_ACROSS = 90  # a board whose cells are smaller than the photo's short side / this is not looked for
@@ -616,6 +630,45 @@ def _lattices(segments, pairs) -> list[np.ndarray]:
     return found
 
 
+def _vanishing_lattice(segments) -> list[np.ndarray]:
+    """Grid corners (in a list, empty when none) from the two vanishing points most segment
+    length points at, the second found among the segments the first leaves: seen from a chair
+    a family's lines turn by more than FAMILY_SPREAD across the board, and its directions'
+    peaks split it."""
+    if segments is None:
+        return []
+    ends, vectors, lengths, _, centre, smallest = segments
+    mids, units = (ends[:, 0] + ends[:, 1]) / 2, vectors / lengths[:, None]
+    rng = np.random.default_rng(0)
+    left = np.ones(len(ends), bool)
+    families, points = [], []
+    for _ in range(2):
+        if left.sum() < 8:
+            return []
+        point = _vanishing_point(ends[left], vectors[left], lengths[left], rng)
+        if point is None:
+            return []
+        tolerances = [VP_TOLERANCE, VP_SPREAD * VP_TOLERANCE]
+        members, near = _aiming_at(point[None], mids, units, tolerances)
+        members &= left
+        left &= ~near
+        families.append(members)
+        points.append(point)
+    corners = _comb_lattice(ends, lengths, families, points, centre, smallest)
+    return [] if corners is None else [corners]
+
+
+def _aiming_at(points, mids, units, tolerance):
+    """(point, segment) whether the line of each segment (its middle and unit direction) passes
+    within `tolerance` (sine of the angle) of each homogeneous point; several tolerances for
+    one point give a row each."""
+    towards_x = points[:, :1] - points[:, 2:] * mids[None, :, 0]
+    towards_y = points[:, 1:2] - points[:, 2:] * mids[None, :, 1]
+    cross = units[None, :, 0] * towards_y - units[None, :, 1] * towards_x
+    limit = np.reshape(tolerance, (-1, 1)) ** 2
+    return cross ** 2 < limit * (towards_x ** 2 + towards_y ** 2 + 1e-24)
+
+
 def _direction_peaks(angles, lengths, count=3) -> list[int]:
     """Up to `count` directions (degrees) most segment length follows, each at least 30° from
     the stronger ones."""
@@ -649,11 +702,7 @@ def _vanishing_point(ends, vectors, lengths, rng):
     trials = trials[norms > 1e-12] / norms[norms > 1e-12, None]
     if len(trials) == 0:
         return None
-    # direction (trial, segment) from each segment's middle towards each trial point
-    towards_x = trials[:, :1] - trials[:, 2:] * mids[None, :, 0]
-    towards_y = trials[:, 1:2] - trials[:, 2:] * mids[None, :, 1]
-    cross = units[None, :, 0] * towards_y - units[None, :, 1] * towards_x
-    inliers = cross ** 2 < VP_TOLERANCE ** 2 * (towards_x ** 2 + towards_y ** 2 + 1e-24)
+    inliers = _aiming_at(trials, mids, units, VP_TOLERANCE)
     best_mask = inliers[int(np.argmax(inliers @ lengths))]
     if best_mask.sum() < 6:
         return None
@@ -743,6 +792,10 @@ def _comb_lattice(ends, lengths, families, points, centre, smallest):
     horizon = horizon / horizon[2]
     affine = np.array([[1, 0, 0], [0, 1, 0], horizon], np.float64)
     mids = (ends[:, 0] + ends[:, 1]) / 2
+    near = np.c_[mids, np.ones(len(mids))] @ horizon > 0  # the board's side of the horizon
+    families = [members & near for members in families]
+    if min(members.sum() for members in families) < 8:
+        return None
     flat_mids = _apply(affine, mids)
     flat_ends = _apply(affine, ends.reshape(-1, 2)).reshape(-1, 2, 2)
     flat_lengths = np.linalg.norm(flat_ends[:, 1] - flat_ends[:, 0], axis=1)
@@ -752,16 +805,27 @@ def _comb_lattice(ends, lengths, families, points, centre, smallest):
         direction = direction / (np.linalg.norm(direction) + 1e-12)
         normal = np.array([-direction[1], direction[0]])
         at = flat_mids[members] @ normal
-        weight = flat_lengths[members]
-        comb = _comb_of_positions(at, weight, smallest)
+        scale = _across_scale(affine, ends[members], normal, at)
+        comb = _comb_of_positions(at / scale, flat_lengths[members], smallest)
         if comb is None:
             return None
-        start, period = comb
+        start, period = np.array(comb) * scale
         lines.append((normal, start, start + CELLS * period))
     (n1, a0, a1), (n2, b0, b1) = lines
     flat_corners = np.array([_meet(n1, a, n2, b) for a, b in ((a0, b0), (a1, b0), (a1, b1), (a0, b1))])
     corners = _apply(np.linalg.inv(affine), flat_corners) + centre
     return order_corners(corners)
+
+
+def _across_scale(affine, ends, normal, at) -> float:
+    """Flattened px per photo px across a family's lines, near its segments: seen from a chair
+    the flattening shrinks the board's cells to a third or less, below the smallest cell
+    looked for (1 where it changes them by less than DEPTH_SCALED: nothing needs it)."""
+    mids = (ends[:, 0] + ends[:, 1]) / 2
+    vectors = ends[:, 1] - ends[:, 0]
+    across = np.c_[-vectors[:, 1], vectors[:, 0]] / np.linalg.norm(vectors, axis=1)[:, None]
+    scale = float(np.median(np.abs(_apply(affine, mids + across) @ normal - at)))
+    return scale if abs(np.log(scale)) > np.log(DEPTH_SCALED) else 1.0
 
 
 def _comb_of_positions(at, weight, smallest):
