@@ -22,13 +22,17 @@ from vision.locate import locate_board
 from vision.photo import load_photo
 from vision.rectify import rectify
 
-SHIFTS = ((0, 0), (-2, 0), (2, 0), (0, -2), (0, 2), (-2, -2), (2, 2))  # px at 32 px per cell
+# px at 32 px per cell; the one-pixel steps too: a grid found 1 px off flipped a box's Щ/Ш
+# verdicts (novel box 12; models/MODEL_CARD.md, session 50)
+SHIFTS = ((0, 0), (-2, 0), (2, 0), (0, -2), (0, 2), (-2, -2), (2, 2),
+          (-1, 0), (1, 0), (0, -1), (0, 1))
 SCALES = (1.0, 0.94, 1.06)
 LIGHTS = 4  # coloured-light variants of every letter crop
 LIGHT_SPREAD = 0.12  # std of a channel's gain: warm lamp / daylight / shade
 NOISE = 2.0  # grey levels of the strongest sensor noise simulated
 WOBBLE_DEGREES = 3.0  # std of the turn of a tile set askew
 MAX_BLUR = 1.0  # px (at 32 px per cell) of the softest focus simulated
+EMBED_BATCH = 512  # crops a network reads at once while calibrating
 RNG_SEED = 7  # references are the same every time the same photos are calibrated
 
 
@@ -77,8 +81,13 @@ def embedding_width() -> int:
 
 
 def embed(crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Glyph log-probabilities and L2-normalised embeddings of (N, H, W, 3) crops."""
-    log_probs, embeddings = load_profile_model().run(np.ascontiguousarray(crops))
+    """Glyph log-probabilities and L2-normalised embeddings of (N, H, W, 3) crops, run
+    EMBED_BATCH at a time: the networks' activations for all of an alphabet's variants at
+    once took most of a gigabyte."""
+    model = load_profile_model()
+    parts = [model.run(np.ascontiguousarray(crops[start:start + EMBED_BATCH]))
+             for start in range(0, max(len(crops), 1), EMBED_BATCH)]
+    log_probs, embeddings = (np.concatenate(part) for part in zip(*parts, strict=True))
     return log_probs, normalised(embeddings)
 
 
