@@ -825,6 +825,8 @@ def _across_scale(affine, ends, normal, at) -> float:
     vectors = ends[:, 1] - ends[:, 0]
     across = np.c_[-vectors[:, 1], vectors[:, 0]] / np.linalg.norm(vectors, axis=1)[:, None]
     scale = float(np.median(np.abs(_apply(affine, mids + across) @ normal - at)))
+    if not 0 < scale < np.inf:  # segments on the horizon: no scale to keep
+        return 1.0
     return scale if abs(np.log(scale)) > np.log(DEPTH_SCALED) else 1.0
 
 
