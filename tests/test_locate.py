@@ -41,6 +41,7 @@ from vision.locate import (
     _sure,
     _vanishing_lattice,
     cell_size,
+    grid_homography,
     locate_board,
     order_corners,
 )
@@ -217,8 +218,7 @@ def test_a_size_whose_lattices_fit_nothing_looks_where_its_lines_cross_at_once(m
 def grid_segments(corners, centre, clutter=0, seed=0):
     """`_segments`' tuple for the pieces of the 16 + 16 lines of a grid whose outer corners are
     `corners` (photo px), between the lines they cross, and `clutter` random segments."""
-    to_photo = cv2.getPerspectiveTransform(
-        np.float32([[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]]), np.float32(corners))
+    to_photo = grid_homography(corners)
     pieces = []
     for line in range(CELLS + 1):
         for cell in range(CELLS):
@@ -237,16 +237,15 @@ def grid_segments(corners, centre, clutter=0, seed=0):
 
 def cells_off(found, corners) -> float:
     """Largest distance, in the grid's cells, of a found corner from its true one."""
-    to_grid = np.linalg.inv(cv2.getPerspectiveTransform(
-        np.float32([[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]]), np.float32(corners)))
     square = np.float64([[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]])
+    to_grid = np.linalg.inv(grid_homography(corners))
     grid = cv2.perspectiveTransform(np.float64(found).reshape(1, -1, 2), to_grid)[0]
     return min(float(np.abs(np.roll(grid, k, axis=0) - square).max()) for k in range(4))
 
 
 # a board seen from a chair through a phone's lens: both vanishing points lie just past the
-# photo (1000 × 700 px), the far cells are a third the size of the near ones, and the near
-# edge's lines turn by 40° across the board
+# photo (1000 × 700 px), the far cells are a quarter the size of the near ones, and one
+# family's lines turn by 60° across the board
 FROM_A_CHAIR = [[420, 210], [610, 170], [930, 640], [170, 690]]
 
 
