@@ -266,6 +266,14 @@ def test_a_lattice_from_vanishing_points_takes_a_family_whose_lines_turn_far():
     assert len(lattice) == 1 and cells_off(lattice[0], FROM_A_CHAIR) < 0.1
 
 
+def test_a_lattice_holds_a_board_on_the_far_side_of_the_horizon_from_the_photo_centre():
+    # the board of tuning game 6 019's 11th photo from a chair (shrunk to 642 × 1000 px):
+    # aimed high, the horizon crosses the photo below its centre, above the board
+    board = [[117, 786], [327, 761], [390, 925], [21, 948]]
+    lattice = _vanishing_lattice(grid_segments(board, (321, 500)))
+    assert len(lattice) == 1 and cells_off(lattice[0], board) < 0.1
+
+
 def test_a_board_seen_from_a_chair_is_found(monkeypatch):
     import vision.locate as locate
 

@@ -792,7 +792,9 @@ def _comb_lattice(ends, lengths, families, points, centre, smallest):
     horizon = horizon / horizon[2]
     affine = np.array([[1, 0, 0], [0, 1, 0], horizon], np.float64)
     mids = (ends[:, 0] + ends[:, 1]) / 2
-    near = np.c_[mids, np.ones(len(mids))] @ horizon > 0  # the board's side of the horizon
+    side = np.c_[mids, np.ones(len(mids))] @ horizon
+    members = families[0] | families[1]  # the board lies on the side most of their length does
+    near = side > 0 if lengths[members] @ np.sign(side[members]) >= 0 else side < 0
     families = [members & near for members in families]
     if min(members.sum() for members in families) < 8:
         return None
