@@ -17,6 +17,7 @@ from engine.game import Game
 from engine.infer import (
     best_shift,
     deduce_stars,
+    either_order,
     infer_move,
     log_probs,
     temper,
@@ -190,6 +191,7 @@ def _replay(game: Game, sources: list, profile, load) -> None:
     recorded, and a tile they keep showing as another letter is fixed afterwards."""
     evidence = Evidence()
     photos = _Photos(sources, load, profile)
+    stood_in = None  # the board before the last turn, when that turn was read from this photo
     for index, source in enumerate(sources):
         if game.finished:
             raise GameError(f"{source}: {game._over_message()}")
@@ -199,7 +201,12 @@ def _replay(game: Game, sources: list, profile, load) -> None:
             _read_from_next(window, len(game.turns) + 1)
         probs = [temper(r.probs, trust(game.board, r), r.labels) for r in window]
         proposal = _proposal(game, photos.image(index), window[0], probs[0], tuple(probs[1:]))
-        game.play(proposal.board, sure=proposal.sure, alternatives=proposal.alternatives)
+        before = game.board.copy()
+        # two moves one photo shows: when either could have come first, so could this one
+        sure = proposal.sure and not (stood_in is not None and either_order(
+            stood_in, before, proposal.board, game.ruleset))
+        game.play(proposal.board, sure=sure, alternatives=proposal.alternatives)
+        stood_in = before if isinstance(window[0], Unreadable) else None
         evidence.add(game, window[0])
         evidence.revise(game, window[0].labels)
         photos.forget(index)

@@ -35,8 +35,9 @@ WORD_PRIOR = math.log(30.0)
 # Letter readings kept per new cell, and letter combinations tried per placement.
 LETTERS_PER_CELL, COMBOS = 3, 64
 # Placements (sets of cells) whose letters are worked out in full, and how many of the
-# likeliest are first weighed together with the next move they leave.
-PLACEMENTS, PAIRED = 6, 12
+# likeliest are first weighed together with the next move they leave: the many runs of a long
+# next move that this photo half shows can outrank this turn's move (0.1 ms each).
+PLACEMENTS, PAIRED = 6, 48
 # One photo's say on whether a cell holds a tile is capped (log 0.001 ≈ −6.9 nats), so that
 # a few photos agreeing outvote one confident misreading (a glare spot, a loose tile).
 PRESENCE_FLOOR = 1e-3
@@ -390,3 +391,22 @@ def _all_words_ok(before, board, row, col, letter, ruleset) -> bool:
     words = [w.word for w in score_move(before, move, ruleset).words
              if cell_name(row, col) in {le.cell for le in w.letters}]
     return bool(words) and all("*" not in w and check_word(w.lower()).ok for w in words)
+
+
+def either_order(before: Board, middle: Board, after: Board, ruleset: Ruleset) -> bool:
+    """Whether two moves seen only together (`before` → `middle` → `after`, the first photo
+    showing no board) could as well have been played the other way round: which player
+    scored which move is then a guess."""
+    second = [(row, col, symbol) for row, col, symbol in after.tiles() if middle[row, col] == EMPTY]
+    first = [cell for cell in middle.tiles() if before[cell[0], cell[1]] == EMPTY]
+    if not first or not second:
+        return False
+    swapped = before.copy()
+    for row, col, symbol in second:
+        swapped.set(row, col, symbol)
+    try:
+        find_move(before, swapped, ruleset)
+        find_move(swapped, after, ruleset)
+    except MoveError:
+        return False
+    return True

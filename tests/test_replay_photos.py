@@ -54,7 +54,20 @@ def test_photo_without_a_board_is_read_from_the_next_one(capsys):
     assert "turn 3 is read from the next photo" in capsys.readouterr().err
     assert not game.turns[2].sure
     assert same_tiles(game.turns[3].board, photos.boards[3])       # both moves are on the board
+    # КУВШИНКА and СЕМИНАР touch only the old tiles: either could have come first, so which
+    # player scored which is a guess, turn 4's too
+    assert not game.turns[3].sure
     assert [t.sure for t in game.turns[4:]] == [True, True]
+
+
+def test_a_move_read_with_the_one_before_it_is_sure_when_it_could_only_come_second():
+    photos = game_photos(ERUDIT, seed=9101, turns=6, players=2, style="erudit-black")
+    photos.images[3] = np.full_like(photos.images[3], 128)
+    game = replayed(photos)
+    assert not game.turns[3].sure
+    # КИКИМОРА crosses the И of СЕМИНАР: it was played second
+    assert same_tiles(game.turns[4].board, photos.boards[4]) and game.turns[4].sure
+    assert [t.score.total for t in game.turns] == photos.scores
 
 
 def test_last_photo_without_a_board_is_an_error():
