@@ -155,9 +155,10 @@ def _search(levels):
     """Best (corners, score, quality, misfit) from the line lattices (of all segments, then of
     where they cross), found first on small copies (enough for a board that fills much of the
     photo, and cheap), then on a larger one, and from outlines when still unsure. Where they
-    cross is looked at once every size was, or at once for a size whose lattices fit nothing
-    plausible: a striped cloth's directions outweighed the board's there, and the larger
-    sizes see the same stripes at several times the cost (models/MODEL_CARD.md, session 33).
+    cross is looked at once every size was, or at once for a size whose lattice by direction
+    fits nothing plausible (before the lattice by vanishing points, which the stripes mislead
+    as much): a striped cloth's directions outweighed the board's there, and the larger sizes
+    see the same stripes at several times the cost (models/MODEL_CARD.md, sessions 33, 51).
     Guesses are refined side by side (numpy and OpenCV let go of the GIL), and weighed in
     turn."""
     with ThreadPoolExecutor(SEARCH_THREADS) as pool:
@@ -173,18 +174,22 @@ def _search_with(levels, pool):
         segments = _segments(small, side)
         if side != LSD_SIDES[-1] and (segments is None or len(segments[0]) < MIN_QUICK_SEGMENTS):
             continue  # too few segments for a grid whose lines show at this size: look closer
-        lattices = _lattices(segments, [(0, 1)])
-        previous, current = current, _best_fit(levels, lattices)
+        look = _Look(segments, _lattices(segments, [(0, 1)]))
+        previous, current = current, _best_fit(levels, look.lattices)
+        if not _plausible(current):  # stripes' directions, not the board's
+            best = _crossing_fit(levels, look, best)
+            if _sure(levels, best):
+                return best
         if not _sure(levels, current):  # seen from a chair a family may turn too far for one
             vanishing = _vanishing_lattice(segments)  # direction: where its lines meet holds it
             current = _best_fit(levels, vanishing, current)
-            lattices = lattices + vanishing
+            look.lattices = look.lattices + vanishing
         best = _better(levels, best, current)
         if _sure(levels, best) or _settled(levels, best, previous, current):
             return best
-        seen.append(_Look(segments, lattices))
-        if not _plausible(current):  # stripes' directions, not the board's
-            best = _crossing_fit(levels, seen[-1], best)
+        seen.append(look)
+        if look.regions is None and not _plausible(current):
+            best = _crossing_fit(levels, look, best)
             if _sure(levels, best):
                 return best
     if _steady(levels, best):  # every size looked: no need of the last stage's guesses
