@@ -398,7 +398,7 @@ def either_order(before: Board, middle: Board, after: Board, ruleset: Ruleset) -
     showing no board) could as well have been played the other way round: which player
     scored which move is then a guess."""
     second = [(row, col, symbol) for row, col, symbol in after.tiles() if middle[row, col] == EMPTY]
-    first = [cell for cell in middle.tiles() if before[cell[0], cell[1]] == EMPTY]
+    first = any(before[row, col] == EMPTY for row, col, _ in middle.tiles())
     if not first or not second:
         return False
     swapped = before.copy()

@@ -188,10 +188,6 @@ def _search_with(levels, pool):
         if _sure(levels, best) or _settled(levels, best, previous, current):
             return best
         seen.append(look)
-        if look.regions is None and not _plausible(current):
-            best = _crossing_fit(levels, look, best)
-            if _sure(levels, best):
-                return best
     if _steady(levels, best):  # every size looked: no need of the last stage's guesses
         return best
     # only then where the other sizes' lines cross: a grid fitted to a crowd of tiles there
@@ -798,8 +794,8 @@ def _comb_lattice(ends, lengths, families, points, centre, smallest):
     affine = np.array([[1, 0, 0], [0, 1, 0], horizon], np.float64)
     mids = (ends[:, 0] + ends[:, 1]) / 2
     side = np.c_[mids, np.ones(len(mids))] @ horizon
-    members = families[0] | families[1]  # the board lies on the side most of their length does
-    near = side > 0 if lengths[members] @ np.sign(side[members]) >= 0 else side < 0
+    both = families[0] | families[1]  # the board lies on the side most of their length does
+    near = side > 0 if lengths[both] @ np.sign(side[both]) >= 0 else side < 0
     families = [members & near for members in families]
     if min(members.sum() for members in families) < 8:
         return None
