@@ -1,9 +1,10 @@
 """Build a box profile from a photo of its empty board and a photo of its alphabet laid out.
 
-The empty board gives the layout (vision.premium), the colour of each kind of square and
-references of every empty cell. The alphabet photo holds the ruleset's letters then the star,
-row by row from the top-left of the upright board; its upright is the turn that puts the
-occupied cells first in reading order, and each tile becomes references of its letter.
+The empty board gives the layout (the ruleset's, changed where the box's own colours show
+another kind), the colour of each kind of square and references of every empty cell. The
+alphabet photo holds the ruleset's letters then the star, row by row from the top-left of the
+upright board; its upright is the turn that puts the occupied cells first in reading order,
+and each tile becomes references of its letter.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ MISREAD = 0.9  # the general model reads another letter at least this surely ...
 EXPECTED_LOW = 0.02  # ... and the letter laid there at most this likely: out of order
 MISREADS_ALLOWED = 3  # more such cells than this mean the letters are out of order
 SEARCH = 2  # tiles are told from empty cells among the SEARCH × expected most tile-like
+LAB_WEIGHT = np.float32([0.5, 1, 1])  # lightness shifts with shading more than hue does
+UNLIKE_KIND = 12.0  # Lab units (lightness halved) from a kind's usual colour: another kind
+FAR_NEARER = 0.5  # ... or this share of its distance to the kind it has, read so too
+LAYOUT_ROUNDS = 3  # rounds of telling the box's kinds by their colours
+CENTRE = GRID * GRID // 2  # flat index of the centre cell
 
 
 def check_name(name: str) -> None:
@@ -44,15 +50,20 @@ def check_name(name: str) -> None:
         raise ProfileError(f"profile name {name!r}: use letters, digits, '-', '_' or '.'")
 
 
-def read_empty(path) -> dict:
-    """Layout rows, square colours and references of the empty cells."""
+def read_empty(path, ruleset: Ruleset) -> dict:
+    """Layout rows (in the photo's turn), square colours and references of the empty cells."""
     photo = open_board(path, "empty")
     _, embeddings = embed(photo.crops.reshape(-1, *photo.crops.shape[2:]))
     colours = cell_colours(photo.rectified)
     _refuse_tiles(photo, embeddings, colours)
     refs = empty_references(photo.crops)
-    return {"photo": photo, "layout": read_premiums(photo.rectified), "lab": colours,
+    return {"photo": photo, "layout": layout_of(photo.rectified, ruleset), "lab": colours,
             "refs": refs}
+
+
+def layout_of(rectified: np.ndarray, ruleset: Ruleset) -> list[str]:
+    """The premium layout of an empty board seen top-down (`vision.rectify`), in its turn."""
+    return confirmed_layout(read_premiums(rectified), cell_colours(rectified), ruleset)
 
 
 def _refuse_tiles(photo: PhotoBoard, embeddings: np.ndarray, lab: np.ndarray) -> None:
@@ -67,7 +78,7 @@ def _refuse_tiles(photo: PhotoBoard, embeddings: np.ndarray, lab: np.ndarray) ->
             continue
         alike[i] = np.median(embeddings[others] @ embeddings[i])
         centre = np.median(lab.reshape(-1, 3)[others], axis=0)
-        odd[i] = np.linalg.norm((lab.reshape(-1, 3)[i] - centre) * (0.5, 1, 1))
+        odd[i] = np.linalg.norm((lab.reshape(-1, 3)[i] - centre) * LAB_WEIGHT)
     tiles = np.flatnonzero((alike < ALONE) | ((alike < ODD) & (odd > ODD_COLOUR)))
     if len(tiles):
         cells = ", ".join(_cell_name(i) for i in tiles[:8])
@@ -92,6 +103,48 @@ def square_colours(photo: PhotoBoard, layout: list[str], lab: np.ndarray) -> dic
     return out
 
 
+def confirmed_layout(read: list[str], lab: np.ndarray, ruleset: Ruleset) -> list[str]:
+    """The box's layout, told by its own colours. Starting from the ruleset's, each set of
+    mirror cells keeps its kind while its colour is like that kind's squares (their median),
+    else takes the kind whose squares it is like; a colour like no kind's (glare, a shadow's
+    edge) keeps its kind unless another is far nearer and `read` says so too. Then again with
+    the kinds so found. `read` (the colour scheme's fixed prototypes, `vision.premium`) alone
+    took light blue for dark blue, or every kind for another on a field of an unusual colour,
+    in dim or warm light (`bench.eval_layout`). The centre, a kind of one cell, has no other
+    squares to compare with: it keeps its kind unless it is like another kind's squares.
+    Premium layouts are symmetric, so this holds in any turn of the photo."""
+    read = _symmetric(np.array([list(row) for row in read])).ravel()
+    colours = lab.reshape(-1, 3) * LAB_WEIGHT
+    kinds = np.array(list("".join(ruleset.layout.rows)))
+    field = np.arange(len(kinds)) != CENTRE
+    orbits = [list(orbit) for orbit in {tuple(mirrors) for mirrors in _orbits()}]
+    for _ in range(LAYOUT_ROUNDS):
+        usual = {kind: np.median(colours[field & (kinds == kind)], axis=0)
+                 for kind in set(kinds[field].tolist())}
+        found = kinds.copy()
+        for orbit in orbits:
+            colour = np.median(colours[orbit], axis=0)
+            near = {kind: float(np.linalg.norm(colour - mean)) for kind, mean in usual.items()}
+            found[orbit] = _nearer_kind(near, kinds[orbit[0]], read[orbit[0]])
+        kinds = found
+    return ["".join(row) for row in kinds.reshape(GRID, GRID)]
+
+
+def _nearer_kind(near: dict, now: str, seen: str) -> str:
+    """The kind of a set of mirror cells (`near`: its distance to each kind's usual colour;
+    the centre's own kind has none)."""
+    if near.get(now, np.inf) <= UNLIKE_KIND:
+        return now
+    nearest = min(near, key=near.get)
+    if near[nearest] <= UNLIKE_KIND:
+        return nearest
+    # like no kind: glare or a shadow's edge keeps the kind, unless another is far nearer
+    # and the colour scheme reads it too (a shaded ×3-letter square the ruleset has not)
+    if now in near and near[nearest] <= FAR_NEARER * near[now] and seen == nearest:
+        return nearest
+    return now
+
+
 def fit_layout(read: list[str], ruleset: Ruleset) -> tuple[list[str], list[dict]]:
     """The read layout turned to best match the ruleset's (an empty board has no upright),
     and the cells where the box differs from the ruleset."""
@@ -100,7 +153,8 @@ def fit_layout(read: list[str], ruleset: Ruleset) -> tuple[list[str], list[dict]
     turns = [np.rot90(grid, k) for k in range(4)]
     best = min(turns, key=lambda g: int(((g != rule) & (g != "?")).sum()))
     centre = GRID // 2
-    if best[centre, centre] in ("*", ".", "?"):  # a plain or white centre: the start cell
+    # a plain or white centre, or one of the ruleset's centre premium: the start cell
+    if best[centre, centre] in ("*", ".", "?", ruleset.layout.centre):
         best[centre, centre] = rule[centre, centre]
     rows = ["".join(row) for row in best]
     differences = [{"cell": f"{COLUMNS[c]}{r + 1}", "box": rows[r][c],
@@ -160,7 +214,7 @@ def _off_colour(photo: PhotoBoard, empty: dict) -> np.ndarray:
     before = before - np.median(before[plain], axis=0)
     now = now - np.median(now[plain], axis=0)  # most plain cells stay empty
     expected = {kind: np.median(before[kinds == kind], axis=0) for kind in set(kinds)}
-    distance = [np.linalg.norm((now[i] - expected[kind]) * (0.5, 1, 1))
+    distance = [np.linalg.norm((now[i] - expected[kind]) * LAB_WEIGHT)
                 for i, kind in enumerate(kinds)]
     return np.array(distance) > ODD_COLOUR
 
@@ -257,7 +311,7 @@ def _orbits() -> list[list[int]]:
 def build(empty_path, alphabet_path, name: str, ruleset: Ruleset) -> Profile:
     """A profile of one box from its photos (not saved)."""
     check_name(name)
-    empty = read_empty(empty_path)
+    empty = read_empty(empty_path, ruleset)
     layout, differences = fit_layout(empty["layout"], ruleset)
     colours = square_colours(empty["photo"], empty["layout"], empty["lab"])
     refs, letters, alphabet = empty["refs"], [], None

@@ -132,10 +132,23 @@ def test_every_bench_script_prints_its_help(monkeypatch, capsys):
 
     import pytest
 
-    for name in ("bench_locate", "bench_read", "bench_web", "eval_calibration", "eval_locate",
-                 "eval_read", "eval_replay"):
+    for name in ("bench_locate", "bench_read", "bench_web", "eval_calibration", "eval_layout",
+                 "eval_locate", "eval_read", "eval_replay"):
         monkeypatch.setattr(sys, "argv", [f"{name}.py", "--help"])
         with pytest.raises(SystemExit) as stop:
             importlib.import_module(f"bench.{name}").main()
         assert stop.value.code == 0, name
         assert "usage:" in capsys.readouterr().out, name
+
+
+def test_the_layout_benchmark_reads_each_photo_against_what_its_box_prints(capsys):
+    from bench.eval_layout import main
+
+    main(["--count", "8", "--conditions", "as-taken"])
+    header, prints, differs, total = capsys.readouterr().out.splitlines()
+    assert header.split()[:2] == ["condition", "box"]
+    # (photos, not found, wrong by the fixed colour prototypes, wrong by calibration)
+    prints, differs = ([int(n) for n in line.split()[-4:]] for line in (prints, differs))
+    assert prints[:2] == differs[:2] == [4, 0]  # four boxes print their ruleset's layout
+    assert prints[3] == 0 and differs[3] <= differs[2]
+    assert total.split()[:2] == ["all", "8"]

@@ -11,14 +11,18 @@ import numpy as np
 import pytest
 from conftest import CountingNetwork
 
+from bench.eval_read import render_taken
 from calibration.box import KEPT, MIN_SETTLED, Profile
+from calibration.build import confirmed_layout, fit_layout, layout_of
 from calibration.profile import build_profile, load_profile, profile_folder
 from companion_app.cli import main
 from engine.errors import ProfileError
 from engine.ruleset import load_ruleset
 from models.dataset import board_label, random_board
 from vision.read import read_board
+from vision.rectify import rectify
 from vision.render import STYLES, render_photo
+from vision.render_styles import SCRABBLE_LAYOUT
 from vision.synthetic import game_photos
 
 ERUDIT = load_ruleset("erudit")
@@ -85,6 +89,57 @@ def test_profile_is_saved_with_layout_colours_and_references(box):
     assert {".W", ".w", ".L", ".l", ".."} <= classes
     lines = box["profile"].summary()
     assert any("matches ruleset erudit" in line for line in lines)
+
+
+KIND_COLOURS = {".": (20, 0, 0), "W": (45, 60, 40), "w": (50, 10, -50), "L": (80, 0, 70),
+                "l": (55, -40, 20), "*": (95, 0, 0)}  # Lab, as cell_colours gives them
+
+
+def lab_of(rows: list[str]) -> np.ndarray:
+    return np.float32([[KIND_COLOURS[kind] for kind in row] for row in rows])
+
+
+def test_layout_is_the_rulesets_where_the_colours_agree_whatever_the_scheme_read():
+    rows = list(ERUDIT.layout.rows)
+    misread = [row.replace("w", "l").replace("L", "W") for row in rows]  # a scheme gone astray
+    lab = lab_of(rows)
+    lab[0, 3] = lab[3, 0] = (99, 0, 0)  # glare on two of the eight mirror cells of a ×2 letter
+    assert confirmed_layout(misread, lab, ERUDIT) == rows
+
+
+def test_layout_takes_the_kind_the_colours_of_other_squares_show():
+    printed = list(ERUDIT.layout.rows)
+    for r, c in ((5, 5), (5, 9), (9, 5), (9, 9)):  # four more ×3 letter squares
+        printed[r] = printed[r][:c] + "L" + printed[r][c + 1:]
+    centre = list(printed[7])
+    centre[7] = "w"  # a blue ×2 word centre, read so
+    printed[7] = "".join(centre)
+    lab = lab_of(printed)
+    assert confirmed_layout(printed, lab, ERUDIT) == printed
+    # a ×3 letter square in the shade, far from every kind's usual colour: read so, it is one
+    lab[5, 5] = lab[5, 9] = lab[9, 5] = lab[9, 9] = (60, -5, 55)
+    assert confirmed_layout(printed, lab, ERUDIT) == printed
+    unread = [row.replace("L", ".") if r in (5, 9) else row for r, row in enumerate(printed)]
+    assert confirmed_layout(unread, lab, ERUDIT)[5] == ERUDIT.layout.rows[5]
+
+
+@pytest.mark.parametrize(("seed", "style", "ruleset", "taken", "differences"), [
+    (7_200_004, "scrabble-vintage", "scrabble", "dim", []),
+    (7_200_001, "scrabble-hasbro", "scrabble", "warm", []),
+    (7_200_000, "erudit-cream", "erudit", "dim", ["F6", "J6", "F10", "J10", "H8"]),
+])
+def test_calibration_reads_the_layout_printed_on_the_box(seed, style, ruleset, taken,
+                                                         differences):
+    """Empty boards in a dim room or under a warm lamp, each of which the colour scheme alone
+    read wrong (bench.eval_layout); the last box prints the Scrabble layout: four more ×3
+    letter squares than its ruleset, and a ×2 word centre."""
+    rules = load_ruleset(ruleset)
+    layout = list(SCRABBLE_LAYOUT) if differences else None
+    image, corners = render_taken(EMPTY, seed, taken, style=style, layout=layout, pose="any")
+    rows, found = fit_layout(layout_of(rectify(image, corners), rules), rules)
+    assert sorted(difference["cell"] for difference in found) == sorted(differences)
+    if layout is None:
+        assert rows == list(rules.layout.rows)
 
 
 def wrong_cells(board, label=BOARD) -> int:
