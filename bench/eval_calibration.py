@@ -13,6 +13,10 @@ Sets:
   general model never trained on) reads rendered test boards of that box (other seeds); the
   boards whose cells are 30+ px (the photos the README's "Taking the photos" asks for) are
   also counted alone.
+- looks: profiles built (not read with) from rendered calibration photos of the four trained
+  looks, an empty board and the alphabet laid out, taken as rendered, in dim light, in a
+  shadow, under a warm lamp and from a chair (`--looks` boxes each, seeds 7 600 000+):
+  how many are built with the ruleset's layout, and why the others are refused.
 Real photos live in ../shared/external and are skipped when absent.
 """
 
@@ -37,18 +41,19 @@ from bench.eval_read import (
     Tally,
     pool_of,
     read_label,
+    render_taken,
     set_names,
     tiles_on,
     turned,
 )
 from calibration.profile import build_profile
-from engine.errors import PhotoError
+from engine.errors import PhotoError, ProfileError
 from engine.ruleset import load_ruleset
 from models.dataset import board_label, random_board
 from vision.locate import cell_size
 from vision.photo import load_for_reading
 from vision.read import read_board
-from vision.render import font_paths, render_photo
+from vision.render import STYLES, font_paths, render_photo
 
 IMAGES = ERUDIT / "images_real"
 CALIBRATION_EMPTY, CALIBRATION_ALPHABET = IMAGES / "c1.jpg", IMAGES / "f1.jpg"
@@ -56,6 +61,8 @@ NOVEL = "novel-violet"
 NOVEL_BOXES = (11, 12, 13, 14)  # seeds of rendered boxes (font and colours) of the novel style
 NOVEL_CALIBRATION_SEEDS = (500, 501)  # empty board, alphabet layout
 NOVEL_TEST_SEEDS = range(9_500_000, 9_500_000 + 1000)
+LOOKS_SEEDS = 7_600_000  # boxes of the trained looks; photos 2 × seed (empty) and 2 × seed + 1
+CONDITIONS = ("as-taken", "dim", "shadow", "warm", "seated")
 
 
 def real_rows(kind: str) -> list[dict]:
@@ -175,11 +182,50 @@ def _novel_box(case: tuple, quiet: bool = True) -> tuple[str, list[Tally]]:
     return out.getvalue(), found
 
 
+def calibrated_look(case: tuple[int, str]) -> tuple[str, str]:
+    """(condition, "built", "differs" or the refusal's reason) of one box of a trained look
+    calibrated from rendered photos taken in `condition`."""
+    seed, condition = case
+    style = STYLES[(seed - LOOKS_SEEDS) % len(STYLES)]
+    ruleset = load_ruleset("scrabble" if style.startswith("scrabble") else "erudit")
+    taken = None if condition == "as-taken" else condition
+    pose = {} if taken == "seated" else {"pose": "any"}
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for k, board in enumerate((["." * 15] * 15, alphabet_board(ruleset))):
+            image, _ = render_taken(board, 2 * seed + k, taken, style=style, clutter=False, **pose)
+            paths.append(Path(tmp) / f"{k}.png")
+            cv2.imwrite(str(paths[-1]), image)
+        try:
+            profile = build_profile(paths[0], paths[1], "look", ruleset, tmp)
+        except ProfileError as exc:
+            reason = str(exc).split(": ", 2)[-1]
+            return condition, reason.split(";")[0].split(" (")[0]
+    return condition, "differs" if profile.differences else "built"
+
+
+def eval_looks(count: int, jobs: int) -> None:
+    cases = [(LOOKS_SEEDS + i, condition) for condition in CONDITIONS for i in range(count)]
+    outcomes: dict[str, dict[str, int]] = {}
+    with pool_of(jobs) as pool:
+        for condition, outcome in (pool.imap(calibrated_look, cases) if pool
+                                   else map(calibrated_look, cases)):
+            counts = outcomes.setdefault(condition, {})
+            counts[outcome] = counts.get(outcome, 0) + 1
+    for condition, counts in outcomes.items():
+        built = counts.pop("built", 0)
+        others = "; ".join(f"{why} ×{n}" for why, n in sorted(counts.items()))
+        print(f"looks {condition}: {built} of {count} built with the ruleset's layout"
+              + (f"; the others: {others}" if others else ""))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", type=set_names("check", "test", "novel"),
+    parser.add_argument("--sets", type=set_names("check", "test", "novel", "looks"),
                         default="check,test,novel")
     parser.add_argument("--novel", type=int, default=24, help="rendered test boards to read")
+    parser.add_argument("--looks", type=int, default=16,
+                        help="boxes of the trained looks to calibrate in each condition")
     parser.add_argument("--no-turns", action="store_true", help="real photos only as taken")
     parser.add_argument("--jobs", type=int, default=1,
                         help="novel boxes read side by side (the same readings)")
@@ -205,6 +251,8 @@ def main(argv=None) -> None:
                                        map(partial(_novel_box, quiet=False), cases)):
                     print(printed, end="", flush=True)
                     tallies += found
+    if "looks" in sets:
+        eval_looks(args.looks, args.jobs)
     print()
     for tally in tallies:
         print(tally.line())

@@ -33,6 +33,7 @@ NAME = re.compile(r"^[\w][\w.-]{0,63}$")
 ALONE = 0.55  # embedding similarity to its mirror cells below which a cell is not empty
 ODD = 0.7  # ... below which a cell is not empty when its colour is odd too
 ODD_COLOUR = 20.0  # Lab units from its mirror cells' colour: a tile, not glare
+GLARE_LIGHTER = 15.0  # L units lighter than its mirror cells: glare, if it reads as empty
 NEAR = 3  # similarity of a cell to a set: the mean of its NEAR most similar members
 MISREAD = 0.9  # the general model reads another letter at least this surely ...
 EXPECTED_LOW = 0.02  # ... and the letter laid there at most this likely: out of order
@@ -53,9 +54,9 @@ def check_name(name: str) -> None:
 def read_empty(path, ruleset: Ruleset) -> dict:
     """Layout rows (in the photo's turn), square colours and references of the empty cells."""
     photo = open_board(path, "empty")
-    _, embeddings = embed(photo.crops.reshape(-1, *photo.crops.shape[2:]))
+    log_probs, embeddings = embed(photo.crops.reshape(-1, *photo.crops.shape[2:]))
     colours = cell_colours(photo.rectified)
-    _refuse_tiles(photo, embeddings, colours)
+    _refuse_tiles(photo, embeddings, colours, log_probs)
     refs = empty_references(photo.crops)
     return {"photo": photo, "layout": layout_of(photo.rectified, ruleset), "lab": colours,
             "refs": refs}
@@ -66,20 +67,27 @@ def layout_of(rectified: np.ndarray, ruleset: Ruleset) -> list[str]:
     return confirmed_layout(read_premiums(rectified), cell_colours(rectified), ruleset)
 
 
-def _refuse_tiles(photo: PhotoBoard, embeddings: np.ndarray, lab: np.ndarray) -> None:
+def _refuse_tiles(photo: PhotoBoard, embeddings: np.ndarray, lab: np.ndarray,
+                  log_probs: np.ndarray) -> None:
     """Every premium layout is symmetric, so an empty cell looks like its mirror cells; a cell
-    unlike them in look (and in colour, unless very unlike) holds a tile."""
+    unlike them in look (and in colour, unless very unlike) holds a tile, unless it is much
+    lighter than them and the general model reads it as an empty square: glare."""
     alike = np.zeros(GRID * GRID)
     odd = np.zeros(GRID * GRID)
+    lighter = np.zeros(GRID * GRID)
+    lab = lab.reshape(-1, 3)
     for i, mirrors in enumerate(_orbits()):
         others = [j for j in mirrors if j != i]
         if not others:
             alike[i] = 1.0
             continue
         alike[i] = np.median(embeddings[others] @ embeddings[i])
-        centre = np.median(lab.reshape(-1, 3)[others], axis=0)
-        odd[i] = np.linalg.norm((lab.reshape(-1, 3)[i] - centre) * LAB_WEIGHT)
-    tiles = np.flatnonzero((alike < ALONE) | ((alike < ODD) & (odd > ODD_COLOUR)))
+        centre = np.median(lab[others], axis=0)
+        odd[i] = np.linalg.norm((lab[i] - centre) * LAB_WEIGHT)
+        lighter[i] = lab[i, 0] - centre[0]
+    unlike = (alike < ALONE) | ((alike < ODD) & (odd > ODD_COLOUR))
+    glare = (lighter > GLARE_LIGHTER) & (log_probs[:, load_model().glyphs.index(EMPTY)] >= np.log(0.5))
+    tiles = np.flatnonzero(unlike & ~glare)
     if len(tiles):
         cells = ", ".join(_cell_name(i) for i in tiles[:8])
         raise ProfileError(f"empty photo {photo.path}: {len(tiles)} cells hold tiles ({cells}); "
@@ -187,8 +195,10 @@ def read_alphabet(path, ruleset: Ruleset, empty: dict):
     laid[_first_cells(turns, len(symbols))] = True
     # in the laid-out cells colour alone tells a tile; elsewhere look, model and colour must
     # all agree (the printed centre star looks like the star tile laid out)
-    off = _off_colour(photo, empty)
+    now, usual = _cell_and_usual_colours(photo, empty)
+    off = np.linalg.norm(now - usual, axis=1) > ODD_COLOUR
     occupied = np.where(laid, occupied | off, occupied & off)
+    occupied |= laid & _tile_coloured(now, usual, laid & occupied)
     count = int(occupied.sum())
     if count != len(symbols):
         # with nothing laid out, the cells counted are merely the most tile-like empty squares
@@ -203,10 +213,10 @@ def read_alphabet(path, ruleset: Ruleset, empty: dict):
     return glyphs, refs, np.repeat(glyphs, crops.shape[1]), View(photo.board, turns)
 
 
-def _off_colour(photo: PhotoBoard, empty: dict) -> np.ndarray:
-    """Cells whose middle is far from the colour of their kind of square on the empty board
-    (each photo's colours taken relative to its own plain squares): a tile covers them. The
-    layout is symmetric, so each cell's kind needs no upright."""
+def _cell_and_usual_colours(photo: PhotoBoard, empty: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(225, 3) each cell's colour in the photo and its kind's colour on the empty board, each
+    relative to its photo's own plain squares and weighted by LAB_WEIGHT; the layout is
+    symmetric, so each cell's kind needs no upright."""
     kinds = np.array(list("".join(empty["layout"])))
     before = empty["lab"].reshape(-1, 3)
     now = cell_colours(photo.rectified).reshape(-1, 3)
@@ -214,9 +224,18 @@ def _off_colour(photo: PhotoBoard, empty: dict) -> np.ndarray:
     before = before - np.median(before[plain], axis=0)
     now = now - np.median(now[plain], axis=0)  # most plain cells stay empty
     expected = {kind: np.median(before[kinds == kind], axis=0) for kind in set(kinds)}
-    distance = [np.linalg.norm((now[i] - expected[kind]) * LAB_WEIGHT)
-                for i, kind in enumerate(kinds)]
-    return np.array(distance) > ODD_COLOUR
+    usual = np.array([expected[kind] for kind in kinds])
+    return now * LAB_WEIGHT, usual * LAB_WEIGHT
+
+
+def _tile_coloured(now: np.ndarray, usual: np.ndarray, tiles: np.ndarray) -> np.ndarray:
+    """Cells nearer the colour of the `tiles` (their median) than their own square's: a blank
+    tile, whose wood or plastic only its colour shows (in dim light within ODD_COLOUR of a
+    pale square's)."""
+    if not tiles.any():
+        return np.zeros(len(now), bool)
+    tile = np.median(now[tiles], axis=0)
+    return np.linalg.norm(now - tile, axis=1) < np.linalg.norm(now - usual, axis=1)
 
 
 def _laid_out(embeddings: np.ndarray, log_probs: np.ndarray, empty_refs: np.ndarray,

@@ -152,3 +152,9 @@ def test_the_layout_benchmark_reads_each_photo_against_what_its_box_prints(capsy
     assert prints[:2] == differs[:2] == [4, 0]  # four boxes print their ruleset's layout
     assert prints[3] == 0 and differs[3] <= differs[2]
     assert total.split()[:2] == ["all", "8"]
+
+
+def test_the_calibration_benchmark_builds_a_profile_of_a_trained_look():
+    from bench.eval_calibration import LOOKS_SEEDS, calibrated_look
+
+    assert calibrated_look((LOOKS_SEEDS + 3, "dim")) == ("dim", "built")
