@@ -34,6 +34,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from bench.eval_layout import CONDITIONS, render_look
 from bench.eval_read import (
     ERUDIT,
     LARGE_CELL,
@@ -41,7 +42,6 @@ from bench.eval_read import (
     Tally,
     pool_of,
     read_label,
-    render_taken,
     set_names,
     tiles_on,
     turned,
@@ -62,7 +62,6 @@ NOVEL_BOXES = (11, 12, 13, 14)  # seeds of rendered boxes (font and colours) of 
 NOVEL_CALIBRATION_SEEDS = (500, 501)  # empty board, alphabet layout
 NOVEL_TEST_SEEDS = range(9_500_000, 9_500_000 + 1000)
 LOOKS_SEEDS = 7_600_000  # boxes of the trained looks; photos 2 × seed (empty) and 2 × seed + 1
-CONDITIONS = ("as-taken", "dim", "shadow", "warm", "seated")
 
 
 def real_rows(kind: str) -> list[dict]:
@@ -183,25 +182,23 @@ def _novel_box(case: tuple, quiet: bool = True) -> tuple[str, list[Tally]]:
 
 
 def calibrated_look(case: tuple[int, str]) -> tuple[str, str]:
-    """(condition, "built", "differs" or the refusal's reason) of one box of a trained look
-    calibrated from rendered photos taken in `condition`."""
+    """(condition, "built", "a wrong layout" or the refusal's reason) of one box of a trained
+    look (printing its ruleset's layout) calibrated from rendered photos taken in `condition`."""
     seed, condition = case
     style = STYLES[(seed - LOOKS_SEEDS) % len(STYLES)]
     ruleset = load_ruleset("scrabble" if style.startswith("scrabble") else "erudit")
-    taken = None if condition == "as-taken" else condition
-    pose = {} if taken == "seated" else {"pose": "any"}
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         for k, board in enumerate((["." * 15] * 15, alphabet_board(ruleset))):
-            image, _ = render_taken(board, 2 * seed + k, taken, style=style, clutter=False, **pose)
             paths.append(Path(tmp) / f"{k}.png")
-            cv2.imwrite(str(paths[-1]), image)
+            cv2.imwrite(str(paths[-1]), render_look(board, 2 * seed + k, condition, style,
+                                                    clutter=False))
         try:
             profile = build_profile(paths[0], paths[1], "look", ruleset, tmp)
         except ProfileError as exc:
             reason = str(exc).split(": ", 2)[-1]
             return condition, reason.split(";")[0].split(" (")[0]
-    return condition, "differs" if profile.differences else "built"
+    return condition, "a wrong layout" if profile.differences else "built"
 
 
 def eval_looks(count: int, jobs: int) -> None:
@@ -228,7 +225,7 @@ def main(argv=None) -> None:
                         help="boxes of the trained looks to calibrate in each condition")
     parser.add_argument("--no-turns", action="store_true", help="real photos only as taken")
     parser.add_argument("--jobs", type=int, default=1,
-                        help="novel boxes read side by side (the same readings)")
+                        help="novel boxes read (or looks calibrated) side by side")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     sets = args.sets

@@ -33,6 +33,13 @@ FIRST_SEED = 7_200_000
 CONDITIONS = ("as-taken", "dim", "shadow", "warm", "seated")
 
 
+def render_look(board: list[str], seed: int, condition: str, style: str, **render_args):
+    """The photo of `board` rendered in `style` and taken in `condition` (CONDITIONS)."""
+    taken = None if condition == "as-taken" else condition
+    pose = {} if taken == "seated" else {"pose": "any"}
+    return render_taken(board, seed, taken, style=style, **pose, **render_args)[0]
+
+
 def _case(seed: int, condition: str) -> tuple[str, str, bool, tuple[bool, bool] | None]:
     """(look, condition, whether the box differs from its ruleset, (scheme alone wrong,
     calibration wrong) or None when no board was found)."""
@@ -41,10 +48,7 @@ def _case(seed: int, condition: str) -> tuple[str, str, bool, tuple[bool, bool] 
     english = style.startswith("scrabble")
     differs = index // len(STYLES) % 2 == 1
     printed = list(ERUDIT_LAYOUT if english == differs else SCRABBLE_LAYOUT)
-    taken = None if condition == "as-taken" else condition
-    pose = {} if taken == "seated" else {"pose": "any"}
-    image, _ = render_taken(["." * CELLS] * CELLS, seed, taken, style=style, layout=printed,
-                            **pose)
+    image = render_look(["." * CELLS] * CELLS, seed, condition, style, layout=printed)
     ruleset = load_ruleset("scrabble" if english else "erudit")
     try:
         top = rectify(image, locate_board(image).corners)

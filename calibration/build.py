@@ -86,7 +86,8 @@ def _refuse_tiles(photo: PhotoBoard, embeddings: np.ndarray, lab: np.ndarray,
         odd[i] = np.linalg.norm((lab[i] - centre) * LAB_WEIGHT)
         lighter[i] = lab[i, 0] - centre[0]
     unlike = (alike < ALONE) | ((alike < ODD) & (odd > ODD_COLOUR))
-    glare = (lighter > GLARE_LIGHTER) & (log_probs[:, load_model().glyphs.index(EMPTY)] >= np.log(0.5))
+    reads_empty = log_probs[:, load_model().glyphs.index(EMPTY)] >= np.log(0.5)
+    glare = (lighter > GLARE_LIGHTER) & reads_empty
     tiles = np.flatnonzero(unlike & ~glare)
     if len(tiles):
         cells = ", ".join(_cell_name(i) for i in tiles[:8])
@@ -161,7 +162,7 @@ def fit_layout(read: list[str], ruleset: Ruleset) -> tuple[list[str], list[dict]
     turns = [np.rot90(grid, k) for k in range(4)]
     best = min(turns, key=lambda g: int(((g != rule) & (g != "?")).sum()))
     centre = GRID // 2
-    # a plain or white centre, or one of the ruleset's centre premium: the start cell
+    # a plain or white centre, or one showing the ruleset's centre premium: the start cell
     if best[centre, centre] in ("*", ".", "?", ruleset.layout.centre):
         best[centre, centre] = rule[centre, centre]
     rows = ["".join(row) for row in best]
