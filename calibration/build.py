@@ -120,8 +120,9 @@ def confirmed_layout(read: list[str], lab: np.ndarray, ruleset: Ruleset) -> list
     the kinds so found. `read` (the colour scheme's fixed prototypes, `vision.premium`) alone
     took light blue for dark blue, or every kind for another on a field of an unusual colour,
     in dim or warm light (`bench.eval_layout`). The centre, a kind of one cell, has no other
-    squares to compare with: it keeps its kind unless it is like another kind's squares.
-    Premium layouts are symmetric, so this holds in any turn of the photo."""
+    squares to compare with: it keeps its kind unless it is like another kind's squares, or
+    far nearer one kind than any other and read so. Premium layouts are symmetric, so this
+    holds in any turn of the photo."""
     read = _symmetric(np.array([list(row) for row in read])).ravel()
     colours = lab.reshape(-1, 3) * LAB_WEIGHT
     kinds = np.array(list("".join(ruleset.layout.rows)))
@@ -148,8 +149,10 @@ def _nearer_kind(near: dict, now: str, seen: str) -> str:
     if near[nearest] <= UNLIKE_KIND:
         return nearest
     # like no kind: glare or a shadow's edge keeps the kind, unless another is far nearer
-    # and the colour scheme reads it too (a shaded ×3-letter square the ruleset has not)
-    if now in near and near[nearest] <= FAR_NEARER * near[now] and seen == nearest:
+    # than it (the centre: than the next kind) and the colour scheme reads it too (a shaded
+    # ×3-letter square the ruleset has not)
+    rival = near[now] if now in near else sorted(near.values())[1]
+    if near[nearest] <= FAR_NEARER * rival and seen == nearest:
         return nearest
     return now
 

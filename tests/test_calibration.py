@@ -121,6 +121,10 @@ def test_layout_takes_the_kind_the_colours_of_other_squares_show():
     assert confirmed_layout(printed, lab, ERUDIT) == printed
     unread = [row.replace("L", ".") if r in (5, 9) else row for r, row in enumerate(printed)]
     assert confirmed_layout(unread, lab, ERUDIT)[5] == ERUDIT.layout.rows[5]
+    lab[7, 7] = (50, 10, -33)  # the blue centre in the shade, read so: still a ×2 word square
+    assert confirmed_layout(printed, lab, ERUDIT)[7] == printed[7]
+    unread[7] = ERUDIT.layout.rows[7]
+    assert confirmed_layout(unread, lab, ERUDIT)[7] == ERUDIT.layout.rows[7]
 
 
 @pytest.mark.parametrize(("seed", "style", "ruleset", "taken", "differences"), [
