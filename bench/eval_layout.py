@@ -40,9 +40,10 @@ def render_look(board: list[str], seed: int, condition: str, style: str, **rende
     return render_taken(board, seed, taken, style=style, **pose, **render_args)[0]
 
 
-def _case(seed: int, condition: str) -> tuple[str, str, bool, tuple[bool, bool] | None]:
-    """(look, condition, whether the box differs from its ruleset, (scheme alone wrong,
-    calibration wrong) or None when no board was found)."""
+def _case(case: tuple[int, str]) -> tuple[str, bool, tuple[bool, bool] | None]:
+    """(condition, whether the box differs from its ruleset, (scheme alone wrong, calibration
+    wrong) or None when no board was found) of one photo (seed, condition)."""
+    seed, condition = case
     index = seed - FIRST_SEED
     style = STYLES[index % len(STYLES)]
     english = style.startswith("scrabble")
@@ -53,11 +54,11 @@ def _case(seed: int, condition: str) -> tuple[str, str, bool, tuple[bool, bool] 
     try:
         top = rectify(image, locate_board(image).corners)
     except PhotoError:
-        return style, condition, differs, None
+        return condition, differs, None
     want = _premiums(fit_layout(printed, ruleset)[0], ruleset)
     wrong = [_premiums(fit_layout(read, ruleset)[0], ruleset) != want
              for read in (read_premiums(top), layout_of(top, ruleset))]
-    return style, condition, differs, (wrong[0], wrong[1])
+    return condition, differs, (wrong[0], wrong[1])
 
 
 def _premiums(rows: list[str], ruleset) -> list[str]:
@@ -77,8 +78,7 @@ def main(argv=None) -> None:
              for i in range(args.count)]
     rows: dict[tuple[str, bool], list[int]] = {}
     with pool_of(args.jobs) as pool:
-        for _, condition, differs, wrong in (pool.imap(_run_case, cases) if pool
-                                             else map(_run_case, cases)):
+        for condition, differs, wrong in (pool.imap(_case, cases) if pool else map(_case, cases)):
             tally = rows.setdefault((condition, differs), [0, 0, 0, 0])
             tally[0] += 1
             if wrong is None:
@@ -93,10 +93,6 @@ def main(argv=None) -> None:
         print(f"{condition:10} {box:22} {photos:6d} {lost:8d} {before:19d} {now:11d}")
     total = [sum(values) for values in zip(*rows.values(), strict=True)]
     print(f"{'all':10} {'':22} {total[0]:6d} {total[1]:8d} {total[2]:19d} {total[3]:11d}")
-
-
-def _run_case(case: tuple[int, str]):
-    return _case(*case)
 
 
 if __name__ == "__main__":

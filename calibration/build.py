@@ -58,13 +58,15 @@ def read_empty(path, ruleset: Ruleset) -> dict:
     colours = cell_colours(photo.rectified)
     _refuse_tiles(photo, embeddings, colours, log_probs)
     refs = empty_references(photo.crops)
-    return {"photo": photo, "layout": layout_of(photo.rectified, ruleset), "lab": colours,
-            "refs": refs}
+    return {"photo": photo, "layout": layout_of(photo.rectified, ruleset, colours),
+            "lab": colours, "refs": refs}
 
 
-def layout_of(rectified: np.ndarray, ruleset: Ruleset) -> list[str]:
-    """The premium layout of an empty board seen top-down (`vision.rectify`), in its turn."""
-    return confirmed_layout(read_premiums(rectified), cell_colours(rectified), ruleset)
+def layout_of(rectified: np.ndarray, ruleset: Ruleset, lab: np.ndarray | None = None) -> list[str]:
+    """The premium layout of an empty board seen top-down (`vision.rectify`), in its turn
+    (`lab`: its cell_colours, when already measured)."""
+    lab = cell_colours(rectified) if lab is None else lab
+    return confirmed_layout(read_premiums(rectified), lab, ruleset)
 
 
 def _refuse_tiles(photo: PhotoBoard, embeddings: np.ndarray, lab: np.ndarray,
