@@ -40,6 +40,10 @@ LOOKAHEAD = 3
 # A photo that shows fewer of the tiles already down where they were (of at least MIN_JUDGED)
 # is of another board: a photo from another game, or one hidden by a hand or glare all over.
 FOREIGN_SHARE, MIN_JUDGED = 0.2, 5
+# A board too small or blurred for its letters still shows where its tiles lie, when it shows
+# at least this share of the old tiles (of MIN_JUDGED) and no more new ones than a rack holds;
+# its quarter turn must explain the old tiles by GLIMPSE_MARGIN nats better than any other.
+GLIMPSE_SEEN, GLIMPSE_MARGIN = 0.9, 10.0
 
 
 @dataclass
@@ -118,7 +122,8 @@ def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Prop
     board = deduce_stars(before, result.board, game.ruleset)
     cells = [cell_name(r, c) for r, c, _ in board.tiles() if before[r, c] == "."]
     sure, message = result.sure, None
-    foreign = reading.reason if isinstance(reading, Unreadable) else not_this_board(before, reading)
+    foreign = (reading.reason if isinstance(reading, Unreadable | Glimpse)
+               else not_this_board(before, reading))
     if foreign:  # no board, or another game's: its move came from the next photo
         sure, message = False, foreign
     elif trust(before, reading) < DOUBTFUL:
@@ -197,7 +202,7 @@ def _replay(game: Game, sources: list, profile, load) -> None:
             raise GameError(f"{source}: {game._over_message()}")
         window = [photos.reading(game, i)
                   for i in range(index, min(len(sources), index + 1 + LOOKAHEAD))]
-        if isinstance(window[0], Unreadable):
+        if isinstance(window[0], Unreadable | Glimpse):
             _read_from_next(window, len(game.turns) + 1)
         probs = [temper(r.probs, trust(game.board, r), r.labels) for r in window]
         proposal = _proposal(game, photos.image(index), window[0], probs[0], tuple(probs[1:]))
@@ -210,6 +215,67 @@ def _replay(game: Game, sources: list, profile, load) -> None:
         evidence.add(game, window[0])
         evidence.revise(game, window[0].labels)
         photos.forget(index)
+
+
+@dataclass
+class Glimpse:
+    """A photo whose board was found too small or blurred to read its letters: where its tiles
+    lie, in the game's frame, as a reading with no say on which letter each tile is. It
+    shows which of two moves the next photo shows came first; the letters come from that
+    photo."""
+
+    reason: str
+    labels: list[str]
+    probs: np.ndarray
+    corners: np.ndarray
+
+
+def glimpse(game: Game, image: np.ndarray, error) -> Glimpse | None:
+    """Where the tiles of a board too small or blurred to read (`error`, a
+    vision.locate.IllegibleBoard) lie, turned and shifted onto the game's old tiles; None
+    when the game has too few tiles to place it, or it does not show them clearly."""
+    from vision.read import read_grid
+
+    tiles = list(game.board.tiles())
+    if error.location is None or len(tiles) < MIN_JUDGED:
+        return None
+    reading = read_grid(image, error.location, ruleset=game.ruleset, turns=0)
+    labels = reading.labels
+    fits = []
+    for turns in range(4):
+        turned = _presence(np.rot90(reading.probs[..., labels.index(EMPTY)], turns), labels)
+        fits.append((*best_shift(game.board, turned, labels), turns, turned))
+    fits.sort(key=lambda fitted: fitted[0])
+    fit, shift, turns, turned = fits[-1]
+    if fit < fits[-2][0] + GLIMPSE_MARGIN:
+        return None
+    probs = _moved(turned, shift, labels)
+    tile = probs[..., labels.index(EMPTY)] < 0.5
+    old = np.zeros_like(tile)
+    for row, col, _ in tiles:
+        old[row, col] = True
+    if (tile & old).sum() < GLIMPSE_SEEN * len(tiles) or (tile & ~old).sum() > game.ruleset.rack:
+        return None
+    return Glimpse(str(error), labels, probs, np.roll(reading.corners, -turns, axis=0))
+
+
+def _presence(empty: np.ndarray, labels: list[str]) -> np.ndarray:
+    """(15, 15, K) probabilities of cells `empty` (15, 15) likely to be empty, every other
+    symbol alike."""
+    probs = np.repeat(((1 - empty) / (len(labels) - 1))[..., None], len(labels), axis=2)
+    probs[..., labels.index(EMPTY)] = empty
+    return probs
+
+
+def _moved(probs: np.ndarray, shift, labels: list[str]) -> np.ndarray:
+    """Presence probabilities of a grid found `shift` (rows, columns) off, put back: cells
+    moved in from past its edge are as likely empty as not (best_shift's convention: an old
+    tile at (r, c) shows at (r + dr, c + dc))."""
+    dr, dc = shift
+    moved = _presence(np.full(probs.shape[:2], 0.5), labels)
+    rows, cols = slice(max(0, -dr), min(15, 15 - dr)), slice(max(0, -dc), min(15, 15 - dc))
+    moved[rows, cols] = probs[max(0, dr):min(15, 15 + dr), max(0, dc):min(15, 15 + dc)]
+    return moved
 
 
 @dataclass
@@ -229,11 +295,13 @@ class Unreadable:
 
 
 def _read_from_next(window: list, turn: int) -> None:
-    """Go on past a photo whose board was not found only when the next photo can stand in."""
-    if len(window) < 2 or isinstance(window[1], Unreadable):
+    """Go on past a photo whose board was not found, or whose letters could not be read,
+    only when the next photo can stand in."""
+    if len(window) < 2 or isinstance(window[1], Unreadable | Glimpse):
         raise PhotoError(window[0].reason)
-    print(f"erudit: {window[0].reason}; turn {turn} is read from the next photo (unsure)",
-          file=sys.stderr)
+    how = (": where its tiles lie is read from this photo, their letters from the next"
+           if isinstance(window[0], Glimpse) else " is read from the next photo")
+    print(f"erudit: {window[0].reason}; turn {turn}{how} (unsure)", file=sys.stderr)
 
 
 class _Photos:
@@ -265,7 +333,7 @@ class _Photos:
             reading = _named(self.sources[index],
                              lambda: read_aligned(game, image, self.profile))
         except PhotoError as exc:
-            reading = Unreadable(str(exc), _labels(game))
+            reading = _unread(game, image, exc)
         else:
             foreign = not_this_board(game.board, reading)
             if foreign:  # evidence of nothing: its turn is read from the next photo
@@ -279,6 +347,16 @@ class _Photos:
         """A photo whose turn is recorded is not read again."""
         self._images.pop(index, None)
         self._readings.pop(index, None)
+
+
+def _unread(game: Game, image: np.ndarray, error: PhotoError):
+    """What a photo whose board could not be read shows: where its tiles lie, when its grid
+    was found too small or blurred for its letters (and its glimpse fits the game), else
+    nothing."""
+    from vision.locate import IllegibleBoard
+
+    seen = glimpse(game, image, error) if isinstance(error, IllegibleBoard) else None
+    return seen or Unreadable(str(error), _labels(game))
 
 
 def _labels(game: Game) -> list[str]:
@@ -306,6 +384,10 @@ def trust(before: Board, reading) -> float:
     tiles = len(list(before.tiles()))
     if not tiles:
         return 1.0
+    if isinstance(reading, Glimpse):  # no say on letters: trusted as far as it shows the tiles
+        empty = reading.probs[..., reading.labels.index(EMPTY)]
+        shown = np.mean([1 - empty[row, col] for row, col, _ in before.tiles()])
+        return float(np.clip(shown / CLEAR_READING, MIN_TRUST, 1.0))
     fit = tile_fit(before, reading.probs, reading.labels)
     return float(np.clip(np.exp(fit / tiles) / CLEAR_READING, MIN_TRUST, 1.0))
 
@@ -316,5 +398,7 @@ def _named(source, action):
         return action()
     except EruditError as exc:
         if isinstance(source, str | Path) and str(source) not in str(exc):
-            raise type(exc)(f"{source}: {exc}") from None
+            named = type(exc)(f"{source}: {exc}")
+            named.__dict__.update(vars(exc))  # what the error carries (a board's location)
+            raise named from None
         raise

@@ -70,6 +70,61 @@ def test_a_move_read_with_the_one_before_it_is_sure_when_it_could_only_come_seco
     assert [t.score.total for t in game.turns] == photos.scores
 
 
+def far_away(image: np.ndarray, share: float = 0.3) -> np.ndarray:
+    """The photo as if taken from far off: shrunk to `share` in the middle of the table."""
+    small = cv2.resize(image, None, fx=share, fy=share, interpolation=cv2.INTER_AREA)
+    far = np.empty_like(image)
+    far[:] = image[5, 5]
+    height, width = small.shape[:2]
+    top, left = (image.shape[0] - height) // 2, (image.shape[1] - width) // 2
+    far[top:top + height, left:left + width] = small
+    return far
+
+
+def test_a_board_too_small_to_read_still_shows_which_move_came_first(capsys):
+    photos = game_photos(ERUDIT, seed=9101, turns=6, players=2, style="erudit-black")
+    photos.images[2] = far_away(photos.images[2])    # cells of ~11 px: letters unreadable
+    game = replayed(photos)
+    err = capsys.readouterr().err
+    assert "board too small to read" in err
+    assert "turn 3: where its tiles lie is read from this photo" in err
+    # the photo shows СЕМИНАР down and КУВШИНКА not yet: the order, and so who scored
+    # which, is known; only turn 3's letters, read from photo 4, are left to check
+    assert not game.turns[2].sure and game.turns[3].sure
+    for turn, board in zip(game.turns, photos.boards, strict=True):
+        assert same_tiles(turn.board, board), f"turn {turn.number}"
+    assert [t.score.total for t in game.turns] == photos.scores
+
+
+def illegible(image: np.ndarray):
+    """The error of a photo whose board is found too small to read."""
+    from vision.locate import IllegibleBoard, locate_board
+
+    with pytest.raises(IllegibleBoard, match="board too small to read") as caught:
+        locate_board(image)
+    assert caught.value.location is not None
+    return caught.value
+
+
+def test_a_glimpse_is_refused_where_it_does_not_show_the_game_clearly():
+    from companion_app.photos import glimpse
+
+    photos = game_photos(ERUDIT, seed=9101, turns=5, players=2, style="erudit-black")
+    game = Game(ERUDIT, 2, word_check="off")
+    for board in photos.boards[:2]:
+        game.play(board)
+    far = far_away(photos.images[2])
+    seen = glimpse(game, far, illegible(far))
+    tiles = seen.probs[..., seen.labels.index(".")] < 0.5
+    assert (tiles == np.array([[photos.boards[2][r, c] != "." for c in range(15)]
+                               for r in range(15)])).all()
+    # two turns later the photo shows more new tiles than a rack holds: not this turn's board
+    later = far_away(photos.images[4])
+    assert glimpse(game, later, illegible(later)) is None
+    # too few tiles on the board to place it
+    assert glimpse(Game(ERUDIT, 2, word_check="off"), far, illegible(far)) is None
+
+
 def test_last_photo_without_a_board_is_an_error():
     photos = game_photos(ERUDIT, seed=9101, turns=3, players=2, style="erudit-black")
     photos.images[-1] = np.full_like(photos.images[-1], 128)

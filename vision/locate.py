@@ -81,8 +81,19 @@ class Location:
     quality: float
 
 
+class IllegibleBoard(PhotoError):
+    """A board found whose letters cannot be read (too small or too blurred): where its tiles
+    lie may still show, and `location` says where its grid is (None once the error is only
+    a message)."""
+
+    def __init__(self, message: str, location: Location | None = None):
+        super().__init__(message)
+        self.location = location
+
+
 def locate_board(image: np.ndarray) -> Location:
-    """Find the 15×15 grid; raise PhotoError saying why when it cannot be read."""
+    """Find the 15×15 grid; raise PhotoError saying why when it cannot be read
+    (IllegibleBoard when the grid was found but its cells are too small or blurred)."""
     _check_image(image)
     levels = _pyramid(image)
     small = levels[-1][0]
@@ -1569,15 +1580,16 @@ def _checked_location(levels, corners, quality) -> Location:
     cell = cell_size(corners)
     if _cut_off(levels, corners):
         raise PhotoError("board cut off at the photo's edge")
+    location = Location(corners=np.float32(corners), cell_px=cell, quality=quality)
     smallest = _smallest_cell(corners)
     if smallest < MIN_CELL_PX * (1 - SIDE_ERROR):
-        raise PhotoError(f"board too small to read (cells of {smallest:.0f} px)")
+        raise IllegibleBoard(f"board too small to read (cells of {smallest:.0f} px)", location)
     # a shrunk copy shows edge widths as well once its cells are large enough, and is faster
     source, factor = _level_for(levels, _rescale(corners, 1.0, levels[-1][1]), EDGE_VIEW_CELL)
     width_cells = _edge_width(source, _rescale(corners, 1.0, factor))
     if width_cells > MAX_EDGE_WIDTH:
-        raise PhotoError("board too blurred")
-    return Location(corners=np.float32(corners), cell_px=cell, quality=quality)
+        raise IllegibleBoard("board too blurred", location)
+    return location
 
 
 def _smallest_cell(corners: np.ndarray) -> float:
