@@ -17,6 +17,11 @@ photo is taken from a chair at the table (50-62° off straight down).
 Prints per-game results, the share of moves whose cells and score are exact, and the share of
 games whose final totals are exact (issue 5's bars: 99% of moves, 95% of games), and how many
 of the wrong moves the replay itself marked as unsure.
+
+With `--live` each photo is instead proposed alone, on the true board before it, as the web
+app proposes a turn that the player then confirms or corrects (no later photos to weigh):
+prints how many proposals were right and sure, right but unsure (a confirmation asked for),
+refused (a photo to take again), wrong but unsure, and wrong yet sure (a silent error).
 """
 
 from __future__ import annotations
@@ -62,15 +67,22 @@ def replay(photos, profile=None) -> Game:
     return game
 
 
-def evaluate(seed: int, damage: str, style: str, turns: int, players: int,
-             box: int | None = None, profile=None, condition: str | None = None):
-    """(moves exact, moves, final totals exact, wrong moves the replay marked unsure)"""
-    ruleset = load_ruleset("erudit")
-    photos = game_photos(ruleset, seed=seed, turns=turns, players=players, style=style,
-                         damage=damage, box_seed=box, **rendered_so(condition, seed))
+def photographed(seed: int, damage: str, style: str, turns: int, players: int,
+                 box: int | None = None, condition: str | None = None):
+    """A synthetic game and a photo after each of its turns, taken as `condition` says."""
+    photos = game_photos(load_ruleset("erudit"), seed=seed, turns=turns, players=players,
+                         style=style, damage=damage, box_seed=box,
+                         **rendered_so(condition, seed))
     if condition in CONDITIONS:
         photos.images[:] = [CONDITIONS[condition](image, seed * 1000 + number)
                             for number, image in enumerate(photos.images, 1)]
+    return photos
+
+
+def evaluate(seed: int, damage: str, style: str, turns: int, players: int,
+             box: int | None = None, profile=None, condition: str | None = None):
+    """(moves exact, moves, final totals exact, wrong moves the replay marked unsure)"""
+    photos = photographed(seed, damage, style, turns, players, box, condition)
     try:
         game = replay(photos, profile)
     except EruditError as exc:  # a photo the pipeline could not read ends that game's replay
@@ -82,6 +94,31 @@ def evaluate(seed: int, damage: str, style: str, turns: int, players: int,
     return sum(right), len(photos.boards), game.totals == photos.totals, flagged
 
 
+OUTCOMES = ("right", "right, unsure", "refused", "wrong, unsure", "wrong, sure")
+
+
+def evaluate_live(seed: int, damage: str, style: str, turns: int, players: int,
+                  box: int | None = None, profile=None, condition: str | None = None):
+    """Each photo's proposal alone, on the true board before it: {outcome: turns}."""
+    from companion_app.photos import propose_image
+
+    photos = photographed(seed, damage, style, turns, players, box, condition)
+    ruleset = photos.ruleset if profile is None else profile.apply_to(photos.ruleset)
+    game = Game(ruleset, photos.players, word_check="off")
+    outcomes = {outcome: [] for outcome in OUTCOMES}
+    for number, (image, board) in enumerate(zip(photos.images, photos.boards, strict=True), 1):
+        try:
+            proposal = propose_image(game, image, profile)
+        except EruditError:
+            outcomes["refused"].append(number)
+        else:
+            right = same_tiles(proposal.board, board)
+            outcomes[OUTCOMES[(0 if proposal.sure else 1) if right else
+                              (4 if proposal.sure else 3)]].append(number)
+        game.play(board)  # the player confirmed or corrected it
+    return outcomes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=12)
@@ -90,6 +127,8 @@ def main() -> int:
     parser.add_argument("--box", type=int, help="photograph every game on this novel box")
     parser.add_argument("--zero-shot", action="store_true", help="--box without its profile")
     parser.add_argument("--jobs", type=int, default=1, help="games replayed side by side")
+    parser.add_argument("--live", action="store_true",
+                        help="each photo proposed alone on the true board before it")
     add_condition_options(parser)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -121,24 +160,56 @@ def run(options, folder: Path) -> int:
         turns, players = rng.randint(10, 30), rng.randint(2, 4)
         cases.append((options.seed + i, damage, style, turns, players, options.box,
                       options.condition))
-    moves = exact_moves = exact_games = flagged = 0
     start = time.perf_counter()
     setup = (options.box, options.zero_shot, folder)
     with pool_of(options.jobs, use_profile, *setup) as pool:
         if pool is None:
             use_profile(*setup)
-        for printed, (exact, total, totals_ok, unsure) in (
-                pool.imap(_game, cases) if pool else map(_game, cases)):
-            print(printed, flush=True)
-            moves += total
-            flagged += unsure
-            exact_moves += exact
-            exact_games += totals_ok
-    print(f"moves exact: {exact_moves}/{moves} ({exact_moves / moves:.2%}); "
-          f"games with exact totals: {exact_games}/{options.games} "
-          f"({exact_games / options.games:.0%}); wrong moves marked unsure: {flagged}/"
-          f"{moves - exact_moves}; {time.perf_counter() - start:.0f} s")
+        if options.live:
+            summary = _live_totals(pool.imap(_live_game, cases) if pool
+                                   else map(_live_game, cases))
+        else:
+            summary = _replay_totals(pool.imap(_game, cases) if pool else map(_game, cases),
+                                     options.games)
+    print(f"{summary}; {time.perf_counter() - start:.0f} s")
     return 0
+
+
+def _replay_totals(results, games: int) -> str:
+    """Print each game's line; the moves and games exact, in one line."""
+    moves = exact_moves = exact_games = flagged = 0
+    for printed, (exact, total, totals_ok, unsure) in results:
+        print(printed, flush=True)
+        moves += total
+        flagged += unsure
+        exact_moves += exact
+        exact_games += totals_ok
+    return (f"moves exact: {exact_moves}/{moves} ({exact_moves / moves:.2%}); "
+            f"games with exact totals: {exact_games}/{games} ({exact_games / games:.0%}); "
+            f"wrong moves marked unsure: {flagged}/{moves - exact_moves}")
+
+
+def _live_totals(results) -> str:
+    """Print each game's line; how the proposals of all photos went, in one line."""
+    totals = dict.fromkeys(OUTCOMES, 0)
+    for printed, outcomes in results:
+        print(printed, flush=True)
+        for outcome, turns in outcomes.items():
+            totals[outcome] += len(turns)
+    photos = sum(totals.values())
+    return f"proposals of {photos} photos: " + "; ".join(
+        f"{outcome} {count} ({count / photos:.1%})" for outcome, count in totals.items())
+
+
+def _live_game(case: tuple) -> tuple[str, dict]:
+    """One game's photos proposed one by one: its report line and {outcome: turns}."""
+    seed, damage, style, turns, players, box, condition = case
+    outcomes = evaluate_live(seed, damage, style, turns, players, box,
+                             PROFILE[0] if PROFILE else None, condition)
+    missed = "; ".join(f"{outcome} at turns {', '.join(map(str, numbers))}"
+                       for outcome, numbers in outcomes.items() if outcome != "right" and numbers)
+    return (f"game {seed}: {style:<13} {players} players {turns:>2} turns damage={damage:<13} "
+            f"right {len(outcomes['right'])}/{turns}{'; ' + missed if missed else ''}"), outcomes
 
 
 def _game(case: tuple) -> tuple[str, tuple]:

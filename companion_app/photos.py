@@ -110,8 +110,12 @@ def propose_turn(game: Game, image_path, profile=None, data=None) -> Proposal:
     from vision.photo import load_for_reading
 
     image, _ = load_for_reading(image_path)
-    reading = read_aligned(game, image, _profile(profile, data))
-    return _proposal(game, image, reading)
+    return propose_image(game, image, _profile(profile, data))
+
+
+def propose_image(game: Game, image: np.ndarray, profile=None) -> Proposal:
+    """propose_turn for a photo already decoded (benchmarks, tests)."""
+    return _proposal(game, image, read_aligned(game, image, profile))
 
 
 def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Proposal:

@@ -158,3 +158,22 @@ def test_the_calibration_benchmark_builds_a_profile_of_a_trained_look():
     from bench.eval_calibration import LOOKS_SEEDS, calibrated_look
 
     assert calibrated_look((LOOKS_SEEDS + 3, "dim")) == ("dim", "built")
+
+
+def test_the_live_benchmark_sorts_each_photo_s_proposal(monkeypatch):
+    import bench.eval_replay as er
+
+    taken = er.photographed
+
+    def table_only_third(*args):
+        photos = taken(*args)
+        photos.images[2] = np.full_like(photos.images[2], 128)  # the camera saw only the table
+        return photos
+
+    monkeypatch.setattr(er, "photographed", table_only_third)
+    outcomes = er.evaluate_live(9101, "none", "erudit-black", 5, 2)
+    assert list(outcomes) == list(er.OUTCOMES)
+    assert outcomes["refused"] == [3]
+    # the player confirmed turn 3 by hand: turn 4 is proposed on the true board before it
+    assert sorted(sum(outcomes.values(), [])) == [1, 2, 3, 4, 5]
+    assert outcomes["right"] == [1, 2, 4, 5]
