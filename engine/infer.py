@@ -38,6 +38,10 @@ LETTERS_PER_CELL, COMBOS = 3, 64
 # likeliest are first weighed together with the next move they leave: the many runs of a long
 # next move that this photo half shows can outrank this turn's move (0.1 ms each).
 PLACEMENTS, PAIRED = 6, 48
+# A pass is not sure while the photos show a tile placed this turn at these log-odds (a
+# photo's say is capped near 7): a grid found rows off shows the first move's tiles where no
+# first move can lie, and "pass" was the only legal reading, so a sure one.
+PLAINLY_PLACED = math.log(100.0)
 # One photo's say on whether a cell holds a tile is capped (log 0.001 ≈ −6.9 nats), so that
 # a few photos agreeing outvote one confident misreading (a glare spot, a loose tile).
 PRESENCE_FLOOR = 1e-3
@@ -233,7 +237,14 @@ def infer_move(before: Board, probs: np.ndarray, labels: list[str], ruleset: Rul
     legal = _legal(before, candidates, ruleset, placed_turns)
     if not legal:
         return Inference(before.copy(), False, 0.0)
-    return _summarise(legal, before)
+    result = _summarise(legal, before)
+    result.sure = result.sure and not _passed_over(before, result.board, now)
+    return result
+
+
+def _passed_over(before: Board, after: Board, now: np.ndarray) -> bool:
+    """Whether `after` is a pass while the photos plainly show a tile placed this turn."""
+    return after == before and bool((now > PLAINLY_PLACED).any())
 
 
 def temper(probs: np.ndarray, trust: float, labels: list[str]) -> np.ndarray:

@@ -123,6 +123,21 @@ def test_faint_speck_that_would_make_a_word_is_still_a_pass():
     assert result.board == before and result.sure
 
 
+def test_a_first_move_read_off_the_centre_is_no_sure_pass():
+    # a grid found rows off shows the first word where no first move can lie
+    shown = board((1, 5, "МЕЧ", True))
+    result = infer_move(Board(), reading(shown, sure=0.995), LABELS, ERUDIT)
+    assert result.board == Board() and not result.sure
+
+
+def test_a_pass_is_unsure_while_a_tile_plainly_shows_off_the_line():
+    before = board((7, 6, "КОТ", True))
+    probs = reading(before)
+    set_cell(probs, 12, 12, Ж=0.995, **{".": 0.005})   # plainly a tile, but off the line
+    result = infer_move(before, probs, LABELS, ERUDIT)
+    assert result.board == before and not result.sure
+
+
 def test_next_turns_tiles_seen_early_wait_for_their_turn():
     before = board((7, 6, "КОТ", True))
     now = board((7, 6, "КОТ", True), (8, 8, "ОК", False))                   # ТОК down I8
