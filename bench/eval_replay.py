@@ -61,10 +61,15 @@ def same_tiles(a, b) -> bool:
 def replay(photos, profile=None) -> Game:
     from companion_app.photos import replay_images
 
-    ruleset = photos.ruleset if profile is None else profile.apply_to(photos.ruleset)
-    game = Game(ruleset, photos.players, word_check="off")
+    game = new_game(photos, profile)
     replay_images(game, photos.images, profile)
     return game
+
+
+def new_game(photos, profile=None) -> Game:
+    """A game of the photographed one's players, under its box's rules."""
+    ruleset = photos.ruleset if profile is None else profile.apply_to(photos.ruleset)
+    return Game(ruleset, photos.players, word_check="off")
 
 
 def photographed(seed: int, damage: str, style: str, turns: int, players: int,
@@ -103,8 +108,7 @@ def evaluate_live(seed: int, damage: str, style: str, turns: int, players: int,
     from companion_app.photos import propose_image
 
     photos = photographed(seed, damage, style, turns, players, box, condition)
-    ruleset = photos.ruleset if profile is None else profile.apply_to(photos.ruleset)
-    game = Game(ruleset, photos.players, word_check="off")
+    game = new_game(photos, profile)
     outcomes = {outcome: [] for outcome in OUTCOMES}
     for number, (image, board) in enumerate(zip(photos.images, photos.boards, strict=True), 1):
         try:

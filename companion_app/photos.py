@@ -255,10 +255,8 @@ def glimpse(game: Game, image: np.ndarray, error) -> Glimpse | None:
         return None
     probs = _moved(turned, shift, labels)
     tile = probs[..., labels.index(EMPTY)] < 0.5
-    old = np.zeros_like(tile)
-    for row, col, _ in tiles:
-        old[row, col] = True
-    if (tile & old).sum() < GLIMPSE_SEEN * len(tiles) or (tile & ~old).sum() > game.ruleset.rack:
+    seen = sum(bool(tile[row, col]) for row, col, _ in tiles)
+    if seen < GLIMPSE_SEEN * len(tiles) or tile.sum() - seen > game.ruleset.rack:
         return None
     return Glimpse(str(error), labels, probs, np.roll(reading.corners, -turns, axis=0))
 
@@ -293,9 +291,7 @@ class Unreadable:
 
     @cached_property
     def probs(self) -> np.ndarray:
-        probs = np.full((15, 15, len(self.labels)), 0.5 / (len(self.labels) - 1))
-        probs[..., self.labels.index(EMPTY)] = 0.5
-        return probs
+        return _presence(np.full((15, 15), 0.5), self.labels)
 
 
 def _read_from_next(window: list, turn: int) -> None:
