@@ -116,9 +116,10 @@ def evaluate_live(seed: int, damage: str, style: str, turns: int, players: int,
         except EruditError:
             outcomes["refused"].append(number)
         else:
-            right = same_tiles(proposal.board, board)
-            outcomes[OUTCOMES[(0 if proposal.sure else 1) if right else
-                              (4 if proposal.sure else 3)]].append(number)
+            right = "right" if same_tiles(proposal.board, board) else "wrong"
+            sure = "sure" if proposal.sure else "unsure"
+            outcomes["right" if (right, sure) == ("right", "sure") else f"{right}, {sure}"] \
+                .append(number)
         game.play(board)  # the player confirmed or corrected it
     return outcomes
 
