@@ -25,6 +25,7 @@ from vision.locate import (
     _crossing_lattices,
     _exposure_gain,
     _fitted,
+    _fitted_rescaled,
     _grid_regions,
     _grid_view,
     _lattices,
@@ -38,6 +39,7 @@ from vision.locate import (
     _settled,
     _shifted,
     _steady,
+    _stretched,
     _sure,
     _vanishing_lattice,
     cell_size,
@@ -292,6 +294,25 @@ def test_a_board_seen_from_a_chair_is_found(monkeypatch):
     called.clear()
     located_well(render_photo(PLAYED, seed=5, style="erudit-cream"))
     assert not called
+
+
+def test_a_grid_of_half_the_period_one_way_is_stretched_back_onto_the_board():
+    # From a chair the comb once took half the period across the board (tuning game 6 008's
+    # 14th photo): a grid over the board's middle half that the layout explains nothing of.
+    # Twice as long that way, moved and scaled onto the layout, and refined, it is the board.
+    shot = render_photo(PLAYED, seed=5, style="erudit-cream", pose="seated")
+    levels = _pyramid(shot.image)
+    scale = levels[-1][1]
+    to_photo = grid_homography(shot.corners)
+    half = np.float32([[[3.5, 0], [11, 0], [11, CELLS], [3.5, CELLS]]])  # 7.5 columns as 15
+    crowded = _rescale(cv2.perspectiveTransform(half, to_photo)[0], 1.0, scale)
+    assert _misfit(levels[-1][0], crowded) > SURE_MISFIT
+    stretched = _stretched(crowded, 0, 0.5)
+    assert cells_off(_rescale(stretched, scale, 1.0), shot.corners) == pytest.approx(0.25, abs=0.01)
+    fit = _fitted_rescaled(levels, stretched)
+    assert corner_error(fit[0], shot.corners) < TOLERANCE and _sure(levels, fit)
+    down = _stretched(np.float32([[0, 0], [10, 0], [10, 10], [0, 10]]), 1, 0.0)
+    assert np.allclose(down, [[0, 0], [10, 0], [10, 20], [0, 20]])
 
 
 def test_the_last_stage_weighs_its_guesses_in_order_and_stops_at_the_first_sure_one(monkeypatch):

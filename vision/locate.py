@@ -171,7 +171,8 @@ def _search(levels):
     as much): a striped cloth's directions outweighed the board's there, and the larger sizes
     see the same stripes at several times the cost (models/MODEL_CARD.md, sessions 33, 51).
     Guesses are refined side by side (numpy and OpenCV let go of the GIL), and weighed in
-    turn."""
+    turn. Last, where the layout explains none of the best fit, that grid twice as long one
+    way (_stretched)."""
     with ThreadPoolExecutor(SEARCH_THREADS) as pool:
         return _search_with(levels, pool)
 
@@ -224,7 +225,34 @@ def _search_with(levels, pool):
     rescaled = [partial(_fitted_rescaled, levels, corners)
                 for subset in seen[-1].regions + _closer_regions(small)  # the last size's places
                 for corners in _lattices(subset, [(0, 1), (1, 2)])]
-    return _first_sure(levels, pool, best, rescaled)
+    best = _first_sure(levels, pool, best, rescaled)
+    if best is None or _sure(levels, best) or best[3] <= SURE_MISFIT:
+        return best
+    # nothing the layout explains: the comb may have taken half the period one way. Only a
+    # sure fit of those guesses is taken (a grid off the board can outscore an unsure one).
+    corners = _rescale(best[0], 1.0, scale)
+    stretched = _first_sure(levels, pool, None, [partial(_fitted_rescaled, levels,
+                                                         _stretched(corners, axis, before))
+                                                 for axis, before in STRETCHED])
+    return stretched if _sure(levels, stretched) else best
+
+
+STRETCHED = ((0, 0.5), (1, 0.5), (0, 0.0), (0, 1.0), (1, 0.0), (1, 1.0))  # (axis, share before)
+
+
+def _stretched(corners, axis, before):
+    """The grid twice as long along `axis` (0 across, 1 down), `before` of the added length
+    before its first line. Seen steeply from a chair, one family of lines can crowd so that the
+    comb takes half its period (tuning game 6 008's 14th photo: a grid over the middle half of
+    the board); the lines' directions are right, so the board is that grid stretched along one
+    axis (beyond _layout_scaled's quarter, which then sets the length and place)."""
+    low = np.zeros(2)
+    low[axis] = -CELLS * before
+    high = low + CELLS
+    high[axis] += CELLS
+    square = np.float32([[[low[0], low[1]], [high[0], low[1]], [high[0], high[1]],
+                          [low[0], high[1]]]])
+    return cv2.perspectiveTransform(square, grid_homography(corners))[0]
 
 
 def _best_fit(levels, lattices, best=None):
