@@ -139,6 +139,8 @@ def test_move_errors_read_in_russian(app):
             "доска слишком мелкая, чтобы прочитать (клетки по 12 пикс.)")
         assert translate_error("not a photo (its header gives no size)") == (
             "это не фото (в заголовке нет размера)")
+        assert translate_error("photo too small to hold a board") == (
+            "фото слишком маленькое: доска на нём не поместится")
         assert translate_error(unopenable("HEIC")) == (
             "фото в формате HEIC здесь не открыть: сохраните его в JPEG "
             "(iPhone: Настройки → Камера → Форматы → Наиболее совместимый)")

@@ -499,8 +499,10 @@ def grid_homography(corners: np.ndarray) -> np.ndarray:
 def _check_image(image) -> None:
     if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3:
         raise PhotoError("not an image (expected a colour picture)")
-    if image.dtype != np.uint8 or min(image.shape[:2]) < 32:
-        raise PhotoError("not an image (too small or not 8-bit)")
+    if image.dtype != np.uint8:
+        raise PhotoError("not an image (not 8-bit)")
+    if min(image.shape[:2]) < 32:
+        raise PhotoError("photo too small to hold a board")
 
 
 def _pyramid(image):
