@@ -42,6 +42,11 @@ PLACEMENTS, PAIRED = 6, 48
 # photo's say is capped near 7): a grid found rows off shows the first move's tiles where no
 # first move can lie, and "pass" was the only legal reading, so a sure one.
 PLAINLY_PLACED = math.log(100.0)
+# A move is not sure while one of its new letters has under this share of its cell's tile in
+# the photos: the dictionary outvoted what they show, and a word of a letter they barely gave
+# can be the wrong word (read Т at 0.74, proposed Л at 0.05, the truth Г); where the dictionary
+# rightly outvoted a misread letter, the letter it chose still had 0.18 or more.
+OUTVOTED = 0.1
 # One photo's say on whether a cell holds a tile is capped (log 0.001 ≈ −6.9 nats), so that
 # a few photos agreeing outvote one confident misreading (a glare spot, a loose tile).
 PRESENCE_FLOOR = 1e-3
@@ -238,13 +243,26 @@ def infer_move(before: Board, probs: np.ndarray, labels: list[str], ruleset: Rul
     if not legal:
         return Inference(before.copy(), False, 0.0)
     result = _summarise(legal, before)
-    result.sure = result.sure and not _passed_over(before, result.board, now)
+    result.sure = result.sure and not (_passed_over(before, result.board, now)
+                                       or _outvoted(before, result.board, probs, labels))
     return result
 
 
 def _passed_over(before: Board, after: Board, now: np.ndarray) -> bool:
     """Whether `after` is a pass while the photos plainly show a tile placed this turn."""
     return after == before and bool((now > PLAINLY_PLACED).any())
+
+
+def _outvoted(before: Board, after: Board, probs: np.ndarray, labels: list[str]) -> bool:
+    """Whether a new tile's symbol has under OUTVOTED of its cell's tile probability."""
+    empty = labels.index(EMPTY)
+    for row, col, symbol in after.tiles():
+        if before[row, col] == EMPTY:
+            cell = probs[row, col]
+            shown = cell[labels.index(STAR if is_star(symbol) else symbol)]
+            if shown < OUTVOTED * (1.0 - cell[empty]):
+                return True
+    return False
 
 
 def temper(probs: np.ndarray, trust: float, labels: list[str]) -> np.ndarray:

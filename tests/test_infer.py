@@ -91,6 +91,20 @@ def test_dictionary_decides_between_two_close_letters():
     assert result.board == after or not result.sure
 
 
+def test_words_of_a_letter_the_photo_barely_gave_are_not_sure():
+    # the photo says Ъ, which makes no word either way; the dictionary takes the words of a
+    # letter the photo barely gave, and the truth may be a third (tuning game 6 011, turn 21)
+    before = board((7, 6, "КОТ", True), (9, 9, "ОСА", True))
+    after = board((7, 6, "КОТ", True), (9, 9, "ОСА", True), (8, 8, "ОК", False))  # ТОК, КОСА
+    probs = reading(after)
+    set_cell(probs, 9, 8, Ъ=0.85, К=0.05, **{".": 0.01})
+    result = infer_move(before, probs, LABELS, ERUDIT)
+    assert result.board == after and not result.sure
+    set_cell(probs, 9, 8, Ъ=0.6, К=0.35, **{".": 0.01})                  # a fair share: sure
+    result = infer_move(before, probs, LABELS, ERUDIT)
+    assert result.board == after and result.sure
+
+
 def test_unsure_move_lists_alternatives_with_scores():
     before = board((7, 6, "КОТ", True))
     after = board((7, 6, "КОТ", True), (8, 8, "ОК", False))
