@@ -250,9 +250,7 @@ def _stretched(corners, axis, before):
     low[axis] = -CELLS * before
     high = low + CELLS
     high[axis] += CELLS
-    square = np.float32([[[low[0], low[1]], [high[0], low[1]], [high[0], high[1]],
-                          [low[0], high[1]]]])
-    return cv2.perspectiveTransform(square, grid_homography(corners))[0]
+    return _rectangle(corners, low, high)
 
 
 def _best_fit(levels, lattices, best=None):
@@ -1360,9 +1358,7 @@ def _layout_scaled(image, corners):
         size, shift = _best_scaled(view, size * step ** np.stack(
             np.meshgrid([-1, 0, 1], [-1, 0, 1]), axis=-1).reshape(-1, 2))
     low = CELLS / 2 + (np.array(shift) - CELLS / 2) * size
-    high = low + CELLS * size
-    square = np.float32([[[low[0], low[1]], [high[0], low[1]], [high[0], high[1]], [low[0], high[1]]]])
-    return cv2.perspectiveTransform(square, grid_homography(corners))[0]
+    return _rectangle(corners, low, low + CELLS * size)
 
 
 def _best_scaled(view, sizes):
@@ -1587,8 +1583,13 @@ def _misfit(image, corners, inset=None, tiles=True) -> float:
 
 
 def _shifted(corners, shift):
-    dx, dy = shift
-    square = np.float32([[[dx, dy], [CELLS + dx, dy], [CELLS + dx, CELLS + dy], [dx, CELLS + dy]]])
+    return _rectangle(corners, np.array(shift), np.array(shift) + CELLS)
+
+
+def _rectangle(corners, low, high):
+    """Corners (in `corners`' pixels) of the rectangle from `low` to `high` (x, y) in cells of
+    the grid `corners`: the grid moved, scaled or stretched along its own lines."""
+    square = np.float32([[[low[0], low[1]], [high[0], low[1]], [high[0], high[1]], [low[0], high[1]]]])
     return cv2.perspectiveTransform(square, grid_homography(corners))[0]
 
 
