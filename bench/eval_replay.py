@@ -213,8 +213,8 @@ def _live_game(case: tuple) -> tuple[str, dict]:
                              PROFILE[0] if PROFILE else None, condition)
     missed = "; ".join(f"{outcome} at turns {', '.join(map(str, numbers))}"
                        for outcome, numbers in outcomes.items() if outcome != "right" and numbers)
-    return (f"game {seed}: {style:<13} {players} players {turns:>2} turns damage={damage:<13} "
-            f"right {len(outcomes['right'])}/{turns}{'; ' + missed if missed else ''}"), outcomes
+    return (f"{_named(case)} right {len(outcomes['right'])}/{turns}"
+            f"{'; ' + missed if missed else ''}"), outcomes
 
 
 def _game(case: tuple) -> tuple[str, tuple]:
@@ -225,9 +225,14 @@ def _game(case: tuple) -> tuple[str, tuple]:
         result = evaluate(seed, damage, style, turns, players, box,
                           PROFILE[0] if PROFILE else None, condition)
     exact, total, totals_ok, _ = result
-    return (out.getvalue() + f"game {seed}: {style:<13} {players} players {turns:>2} turns "
-            f"damage={damage:<13} moves exact {exact}/{total}  totals "
+    return (out.getvalue() + f"{_named(case)} moves exact {exact}/{total}  totals "
             f"{'exact' if totals_ok else 'WRONG'}"), result
+
+
+def _named(case: tuple) -> str:
+    """The start of a game's report line: its seed, look, players, turns and damage."""
+    seed, damage, style, turns, players, _, _ = case
+    return f"game {seed}: {style:<13} {players} players {turns:>2} turns damage={damage:<13}"
 
 
 if __name__ == "__main__":
