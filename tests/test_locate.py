@@ -221,6 +221,38 @@ def test_a_size_whose_lattice_by_direction_fits_nothing_looks_where_its_lines_cr
     assert sides == [LSD_SIDES[0]] and crossed == [1] and not vanished
 
 
+def test_a_guess_on_a_striped_cloth_is_given_up_after_one_snap(monkeypatch):
+    import vision.locate as locate
+
+    # bench_read's first rendered photo: the smallest size's strongest directions are the
+    # table's stripes, whose lattice shows no lines and none of the layout (five snaps and
+    # ~30 ms of a 12 MP photo's read before they were given up)
+    board = (["." * 15] * 5 + ["..С..А..О......", "..*..П..Р.М....", "ПРОКРАСТИНАЦИЯ.",
+             "..Р..Т..Е.М....", "..О..И..Н.О....", "..Ж..Я..Т.Н....", ".......ПИХТА...",
+             "........Р......"] + ["." * 15] * 2)
+    shot = render_photo(board, seed=9_050_000, style="erudit-black", size=(4000, 3000))
+    levels = _pyramid(shot.image)
+    stripes = _lattices(_segments(levels[-1][0], LSD_SIDES[0]), [(0, 1)])[0]
+    snaps = []
+    snap = locate._snap_to_lines
+    monkeypatch.setattr(locate, "_snap_to_lines", lambda *args: snaps.append(1) or snap(*args))
+    assert _refine_location(levels, stripes) is None
+    assert len(snaps) == 1
+    snaps.clear()
+    assert corner_error(locate_board(shot.image).corners, shot.corners) < TOLERANCE
+
+
+def test_a_faint_board_whose_cells_show_the_layout_is_refined_on():
+    from bench.eval_locate import ENGLISH_LETTERS, random_board
+
+    # eval_locate's photo 258 in dim light: its lines barely stand out from the first guess
+    # on (line quality under 0.1), but the premium layout explains its cells
+    rng = np.random.default_rng(10_258)
+    shot = render_photo(random_board(rng, ENGLISH_LETTERS), seed=258, style="scrabble-hasbro",
+                        pose="any")
+    assert corner_error(locate_board(dimmed(shot.image, 258)).corners, shot.corners) < TOLERANCE
+
+
 def grid_segments(corners, centre, clutter=0, seed=0):
     """`_segments`' tuple for the pieces of the 16 + 16 lines of a grid whose outer corners are
     `corners` (photo px), between the lines they cross, and `clutter` random segments."""

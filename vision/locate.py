@@ -1042,6 +1042,8 @@ EXTRA_ROUNDS = 2  # more rounds at the last width while the grid still moves ...
 SETTLED = 0.05  # ... by more than this many cells at a corner
 CLEAN_AGAIN = 0.1  # cells a round must move the grid for the next to find the clean pieces anew
 RANSAC_DRAWS = 300  # most line samples are right, so few draws find the consensus
+HOPELESS = 0.1  # line quality of a guess and its first snap below which, with no trace of the
+# layout either (LAYOUT_MISSING), it is given up (2 000 rendered photos: the same corners found)
 LINE_CONTRAST = 2.0  # a line piece must be this many times stronger than the cells beside it
 NOISE_FLOOR = 2.0  # grey levels per px; gradient below this is sensor noise
 
@@ -1051,14 +1053,20 @@ def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS, past_tiles=Fal
     photo). Returns (corners in photo pixels, quality) or None. One top-down view per round serves
     the line evidence and the cell colours (the clean pieces are found anew whenever the grid
     moved: the strips need a close fit); the quality is measured on the last round's view, whose
-    grid the last, narrowest round moves by a few hundredths of a cell."""
+    grid the last, narrowest round moves by a few hundredths of a cell. A guess that shows
+    neither lines nor the layout after its first snap is given up (_hopeless)."""
     source, factor = _level_for(levels, corners_small, VIEW_CELL)
     corners = _rescale(corners_small, levels[-1][1], factor)
-    number, extra, step, clean = 0, 0, np.inf, None
+    number, extra, step, clean, snaps, best = 0, 0, np.inf, None, 0, 0.0
     while True:
         reach = rounds[number]
         view, to_source = _grid_view(source, corners, VIEW_CELL, 1)
         evidence = _line_evidence(view)
+        if snaps < 2:
+            best = max(best, _line_contrast(evidence))
+            if snaps == 1 and _hopeless(levels, corners, factor, best):
+                return None
+        snaps += 1
         if step > CLEAN_AGAIN:  # a grid that barely moved keeps its clean pieces
             clean = _clean_pieces(view, past_tiles)
         moved = _snap_to_lines(evidence, to_source, corners, reach, clean)
@@ -1075,6 +1083,17 @@ def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS, past_tiles=Fal
             return _rescale(corners, factor, 1.0), _line_contrast(evidence)
         else:
             number += 1
+
+
+def _hopeless(levels, corners, factor, quality) -> bool:
+    """Whether a guess (corners in the copy `factor` times smaller than the photo) whose lines
+    stood out at most `quality` in its first two views is no board: a table's stripes or a
+    texture. Its refinement would wander (extra rounds, ~30 ms of a 12 MP photo's read); a faint
+    board whose cells show the layout is refined on (dim light)."""
+    if quality >= HOPELESS:
+        return False
+    small, scale = levels[-1]
+    return _misfit(small, _rescale(corners, factor, scale)) > LAYOUT_MISSING
 
 
 def _level_for(levels, corners_small, cell_px):
