@@ -1062,7 +1062,7 @@ def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS, past_tiles=Fal
         reach = rounds[number]
         view, to_source = _grid_view(source, corners, VIEW_CELL, 1)
         evidence = _line_evidence(view)
-        if snaps < 2:
+        if snaps < 2 and best < HOPELESS:  # a guess whose lines stand out is not measured again
             best = max(best, _line_contrast(evidence))
             if snaps == 1 and _hopeless(levels, corners, factor, best):
                 return None
