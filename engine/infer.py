@@ -47,6 +47,11 @@ PLAINLY_PLACED = math.log(100.0)
 # can be the wrong word (read Т at 0.74, proposed Л at 0.05, the truth Г); where the dictionary
 # rightly outvoted a misread letter, the letter it chose still had 0.18 or more.
 OUTVOTED = 0.1
+# A move is not sure while the photos show a tile placed this turn at these log-odds on the
+# cell just past either end of its line: the dictionary chose the shorter word over a letter
+# the photo could not make out (АРАП proposed, a tile at 0.89 above it: the truth ШАРАП). Right
+# sure moves from a chair showed such a cell at 0.50 at most (log-odds 0).
+SHOWN_PAST_END = math.log(3.0)
 # One photo's say on whether a cell holds a tile is capped (log 0.001 ≈ −6.9 nats), so that
 # a few photos agreeing outvote one confident misreading (a glare spot, a loose tile).
 PRESENCE_FLOOR = 1e-3
@@ -244,13 +249,31 @@ def infer_move(before: Board, probs: np.ndarray, labels: list[str], ruleset: Rul
         return Inference(before.copy(), False, 0.0)
     result = _summarise(legal, before)
     result.sure = result.sure and not (_passed_over(before, result.board, now)
-                                       or _outvoted(before, result.board, probs, labels))
+                                       or _outvoted(before, result.board, probs, labels)
+                                       or _cut_short(before, result.board, now))
     return result
 
 
 def _passed_over(before: Board, after: Board, now: np.ndarray) -> bool:
     """Whether `after` is a pass while the photos plainly show a tile placed this turn."""
     return after == before and bool((now > PLAINLY_PLACED).any())
+
+
+def _cut_short(before: Board, after: Board, now: np.ndarray) -> bool:
+    """Whether the photos show a tile placed this turn (above SHOWN_PAST_END) on the cell just
+    past either end of the move's line (its new tiles and the tiles they join)."""
+    new = [(row, col) for row, col, _ in after.tiles() if before[row, col] == EMPTY]
+    if not new:
+        return False
+    rows, cols = {row for row, _ in new}, {col for _, col in new}
+    steps = ([(0, 1)] if len(rows) == 1 else []) + ([(1, 0)] if len(cols) == 1 else [])
+    for dr, dc in steps:
+        for sign, (row, col) in ((-1, min(new)), (1, max(new))):
+            while 0 <= row < SIZE and 0 <= col < SIZE and after[row, col] != EMPTY:
+                row, col = row + sign * dr, col + sign * dc
+            if 0 <= row < SIZE and 0 <= col < SIZE and now[row, col] > SHOWN_PAST_END:
+                return True
+    return False
 
 
 def _outvoted(before: Board, after: Board, probs: np.ndarray, labels: list[str]) -> bool:

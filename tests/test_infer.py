@@ -105,6 +105,19 @@ def test_words_of_a_letter_the_photo_barely_gave_are_not_sure():
     assert result.board == after and result.sure
 
 
+def test_a_word_whose_line_runs_on_into_a_tile_the_photo_shows_is_not_sure():
+    # the dictionary chose the shorter word over a tile whose letter the photo could not make
+    # out (tuning game 6 063, turn 14: АРАП proposed, a tile at 0.89 above it, the truth ШАРАП)
+    before = board((7, 6, "КОТ", True))
+    after = board((7, 6, "КОТ", True), (8, 8, "ОК", False))  # ТОК
+    letters = "ЪЫЬЩЦЖЭЮФШ"
+    for tile, sure in ((0.89, False), (0.5, True)):   # a cell as likely empty as not: sure
+        probs = reading(after)
+        set_cell(probs, 10, 8, **{ch: tile / len(letters) for ch in letters}, **{".": 1 - tile})
+        result = infer_move(before, probs, LABELS, ERUDIT)
+        assert result.board == after and result.sure == sure
+
+
 def test_unsure_move_lists_alternatives_with_scores():
     before = board((7, 6, "КОТ", True))
     after = board((7, 6, "КОТ", True), (8, 8, "ОК", False))
