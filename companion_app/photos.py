@@ -132,6 +132,9 @@ def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Prop
         sure, message = False, foreign
     elif trust(before, reading) < DOUBTFUL:
         sure, message = False, "the board is hard to read in this photo: check the move"
+    elif result.shown:  # a tile the move leaves out: not among the highlighted cells
+        shown = ", ".join(cell_name(row, col) for row, col in result.shown)
+        message = f"the photo shows a tile at {shown} too: check the move"
     elif not sure:
         message = "unsure reading: check the highlighted cells"
     return Proposal(board, sure, result.alternatives, cells,

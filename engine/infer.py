@@ -74,6 +74,8 @@ class Inference:
     sure: bool
     p: float
     alternatives: list[dict] = field(default_factory=list)
+    shown: list[tuple[int, int]] = field(default_factory=list)  # cells the board leaves
+    # empty where the photos plainly show a tile placed this turn (why it is not sure)
 
 
 def log_probs(probs: np.ndarray) -> np.ndarray:
@@ -248,32 +250,33 @@ def infer_move(before: Board, probs: np.ndarray, labels: list[str], ruleset: Rul
     if not legal:
         return Inference(before.copy(), False, 0.0)
     result = _summarise(legal, before)
-    result.sure = result.sure and not (_passed_over(before, result.board, now)
-                                       or _outvoted(before, result.board, probs, labels)
-                                       or _cut_short(before, result.board, now))
+    result.shown = _passed_over(before, result.board, now) or _cut_short(before, result.board, now)
+    result.sure = result.sure and not (result.shown
+                                       or _outvoted(before, result.board, probs, labels))
     return result
 
 
-def _passed_over(before: Board, after: Board, now: np.ndarray) -> bool:
-    """Whether `after` is a pass while the photos plainly show a tile placed this turn."""
-    return after == before and bool((now > PLAINLY_PLACED).any())
+def _passed_over(before: Board, after: Board, now: np.ndarray) -> list[tuple[int, int]]:
+    """The cells where the photos plainly show a tile placed this turn, when `after` is a pass."""
+    if after != before:
+        return []
+    return [(int(row), int(col)) for row, col in np.argwhere(now > PLAINLY_PLACED)]
 
 
-def _cut_short(before: Board, after: Board, now: np.ndarray) -> bool:
-    """Whether the photos show a tile placed this turn (above SHOWN_PAST_END) on the cell just
-    past either end of the move's line (its new tiles and the tiles they join)."""
+def _cut_short(before: Board, after: Board, now: np.ndarray) -> list[tuple[int, int]]:
+    """The cells just past either end of the move's line (its new tiles and the tiles they
+    join) where the photos show a tile placed this turn (above SHOWN_PAST_END)."""
     new = [(row, col) for row, col, _ in after.tiles() if before[row, col] == EMPTY]
-    if not new:
-        return False
     rows, cols = {row for row, _ in new}, {col for _, col in new}
     steps = ([(0, 1)] if len(rows) == 1 else []) + ([(1, 0)] if len(cols) == 1 else [])
-    for dr, dc in steps:
+    shown = []
+    for dr, dc in steps if new else []:
         for sign, (row, col) in ((-1, min(new)), (1, max(new))):
             while 0 <= row < SIZE and 0 <= col < SIZE and after[row, col] != EMPTY:
                 row, col = row + sign * dr, col + sign * dc
             if 0 <= row < SIZE and 0 <= col < SIZE and now[row, col] > SHOWN_PAST_END:
-                return True
-    return False
+                shown.append((row, col))
+    return shown
 
 
 def _outvoted(before: Board, after: Board, probs: np.ndarray, labels: list[str]) -> bool:

@@ -116,6 +116,7 @@ def test_a_word_whose_line_runs_on_into_a_tile_the_photo_shows_is_not_sure():
         set_cell(probs, 10, 8, **{ch: tile / len(letters) for ch in letters}, **{".": 1 - tile})
         result = infer_move(before, probs, LABELS, ERUDIT)
         assert result.board == after and result.sure == sure
+        assert result.shown == ([] if sure else [(10, 8)])   # named for the player to check
 
 
 def test_unsure_move_lists_alternatives_with_scores():
@@ -162,7 +163,7 @@ def test_a_pass_is_unsure_while_a_tile_plainly_shows_off_the_line():
     probs = reading(before)
     set_cell(probs, 12, 12, Ж=0.995, **{".": 0.005})   # plainly a tile, but off the line
     result = infer_move(before, probs, LABELS, ERUDIT)
-    assert result.board == before and not result.sure
+    assert result.board == before and not result.sure and result.shown == [(12, 12)]
 
 
 def test_next_turns_tiles_seen_early_wait_for_their_turn():

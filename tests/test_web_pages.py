@@ -141,6 +141,8 @@ def test_move_errors_read_in_russian(app):
             "это не фото (в заголовке нет размера)")
         assert translate_error("photo too small to hold a board") == (
             "фото слишком маленькое: доска на нём не поместится")
+        assert translate_error("the photo shows a tile at J9, H2 too: check the move") == (
+            "на фото видна фишка и на J9, H2: проверьте ход")
         assert translate_error(unopenable("HEIC")) == (
             "фото в формате HEIC здесь не открыть: сохраните его в JPEG "
             "(iPhone: Настройки → Камера → Форматы → Наиболее совместимый)")

@@ -246,6 +246,8 @@ RU_ERRORS = [
     (r"a game has 2–4 players, not (\d+)", "в игре 2–4 игрока, а не {0}"),
     (r"unsure reading: check the highlighted cells",
      "распознавание не уверено: проверьте выделенные клетки"),
+    (r"the photo shows a tile at (.+) too: check the move",
+     "на фото видна фишка и на {0}: проверьте ход"),
     (r"this photo does not show this game's board \(tiles already down where they were: "
      r"(\d+) of (\d+)\)",
      "на этом фото не доска этой игры (уже выложенных фишек на своих местах: {0} из {1})"),
