@@ -68,14 +68,14 @@ class Candidate:
 
 @dataclass
 class Inference:
-    """The chosen board after the turn, how sure we are, and the other readings."""
+    """The chosen board after the turn, how sure we are, and the other readings; `shown`, the
+    cells it leaves empty where the photos plainly show a tile placed this turn (then unsure)."""
 
     board: Board
     sure: bool
     p: float
     alternatives: list[dict] = field(default_factory=list)
-    shown: list[tuple[int, int]] = field(default_factory=list)  # cells the board leaves
-    # empty where the photos plainly show a tile placed this turn (why it is not sure)
+    shown: list[tuple[int, int]] = field(default_factory=list)
 
 
 def log_probs(probs: np.ndarray) -> np.ndarray:
@@ -270,7 +270,7 @@ def _cut_short(before: Board, after: Board, now: np.ndarray) -> list[tuple[int, 
     rows, cols = {row for row, _ in new}, {col for _, col in new}
     steps = ([(0, 1)] if len(rows) == 1 else []) + ([(1, 0)] if len(cols) == 1 else [])
     shown = []
-    for dr, dc in steps if new else []:
+    for dr, dc in steps:  # none when nothing is new
         for sign, (row, col) in ((-1, min(new)), (1, max(new))):
             while 0 <= row < SIZE and 0 <= col < SIZE and after[row, col] != EMPTY:
                 row, col = row + sign * dr, col + sign * dc
