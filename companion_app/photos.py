@@ -124,7 +124,7 @@ def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Prop
     probs = reading.probs if probs is None else probs
     result = infer_move(before, probs, reading.labels, game.ruleset, game.placed_turns(), later)
     board = deduce_stars(before, result.board, game.ruleset)
-    cells = [cell_name(r, c) for r, c, _ in board.tiles() if before[r, c] == "."]
+    cells = [cell_name(row, col) for row, col, _ in board.placed_over(before)]
     sure, message = result.sure, None
     foreign = (reading.reason if isinstance(reading, Unreadable | Glimpse)
                else not_this_board(before, reading))

@@ -113,6 +113,11 @@ class Board:
                     if old != new:
                         yield row, col, old, new
 
+    def placed_over(self, before: Board) -> list[tuple[int, int, str]]:
+        """The tiles of this board on cells empty in `before` (a move's new tiles) as (row,
+        col, symbol), row by row."""
+        return [(row, col, new) for row, col, old, new in before.changes(self) if old == EMPTY]
+
     def counts(self) -> Counter:
         """How many of each symbol lie on the board (empty cells not counted)."""
         counts = Counter("".join("".join(row) for row in self._cells))

@@ -266,15 +266,15 @@ def _passed_over(before: Board, after: Board, now: np.ndarray) -> list[tuple[int
 def _cut_short(before: Board, after: Board, now: np.ndarray) -> list[tuple[int, int]]:
     """The cells just past either end of the move's line (its new tiles and the tiles they
     join) where the photos show a tile placed this turn (above SHOWN_PAST_END)."""
-    new = [(row, col) for row, col, _ in after.tiles() if before[row, col] == EMPTY]
+    new = [(row, col) for row, col, _ in after.placed_over(before)]
     rows, cols = {row for row, _ in new}, {col for _, col in new}
     steps = ([(0, 1)] if len(rows) == 1 else []) + ([(1, 0)] if len(cols) == 1 else [])
     shown = []
     for dr, dc in steps:  # none when nothing is new
         for sign, (row, col) in ((-1, min(new)), (1, max(new))):
-            while 0 <= row < SIZE and 0 <= col < SIZE and after[row, col] != EMPTY:
+            while after.occupied(row, col):
                 row, col = row + sign * dr, col + sign * dc
-            if 0 <= row < SIZE and 0 <= col < SIZE and now[row, col] > SHOWN_PAST_END:
+            if after.in_bounds(row, col) and now[row, col] > SHOWN_PAST_END:
                 shown.append((row, col))
     return shown
 
@@ -282,12 +282,11 @@ def _cut_short(before: Board, after: Board, now: np.ndarray) -> list[tuple[int, 
 def _outvoted(before: Board, after: Board, probs: np.ndarray, labels: list[str]) -> bool:
     """Whether a new tile's symbol has under OUTVOTED of its cell's tile probability."""
     empty = labels.index(EMPTY)
-    for row, col, symbol in after.tiles():
-        if before[row, col] == EMPTY:
-            cell = probs[row, col]
-            shown = cell[labels.index(STAR if is_star(symbol) else symbol)]
-            if shown < OUTVOTED * (1.0 - cell[empty]):
-                return True
+    for row, col, symbol in after.placed_over(before):
+        cell = probs[row, col]
+        shown = cell[labels.index(STAR if is_star(symbol) else symbol)]
+        if shown < OUTVOTED * (1.0 - cell[empty]):
+            return True
     return False
 
 
@@ -452,9 +451,8 @@ def either_order(before: Board, middle: Board, after: Board, ruleset: Ruleset) -
     """Whether two moves seen only together (`before` → `middle` → `after`, the first photo
     showing no board) could as well have been played the other way round: which player
     scored which move is then a guess."""
-    second = [(row, col, symbol) for row, col, symbol in after.tiles() if middle[row, col] == EMPTY]
-    first = any(before[row, col] == EMPTY for row, col, _ in middle.tiles())
-    if not first or not second:
+    second = after.placed_over(middle)
+    if not middle.placed_over(before) or not second:
         return False
     swapped = before.copy()
     for row, col, symbol in second:
