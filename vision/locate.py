@@ -1057,16 +1057,16 @@ def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS, past_tiles=Fal
     neither lines nor the layout after its first snap is given up (_hopeless)."""
     source, factor = _level_for(levels, corners_small, VIEW_CELL)
     corners = _rescale(corners_small, levels[-1][1], factor)
-    number, extra, step, clean, snaps, best = 0, 0, np.inf, None, 0, 0.0
+    number, extra, step, clean, best = 0, 0, np.inf, None, 0.0
     while True:
         reach = rounds[number]
         view, to_source = _grid_view(source, corners, VIEW_CELL, 1)
         evidence = _line_evidence(view)
+        snaps = number + extra  # each round so far snapped once
         if snaps < 2 and best < HOPELESS:  # a guess whose lines stand out is not measured again
             best = max(best, _line_contrast(evidence))
             if snaps == 1 and _hopeless(levels, corners, factor, best):
                 return None
-        snaps += 1
         if step > CLEAN_AGAIN:  # a grid that barely moved keeps its clean pieces
             clean = _clean_pieces(view, past_tiles)
         moved = _snap_to_lines(evidence, to_source, corners, reach, clean)
