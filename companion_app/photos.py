@@ -11,7 +11,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.board import EMPTY, Board, cell_name, is_star
+from engine.board import EMPTY, Board, cell_name, cell_names, is_star
 from engine.errors import EruditError, GameError, PhotoError
 from engine.game import Game
 from engine.infer import (
@@ -133,8 +133,7 @@ def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Prop
     elif trust(before, reading) < DOUBTFUL:
         sure, message = False, "the board is hard to read in this photo: check the move"
     elif result.shown:  # a tile the move leaves out: not among the highlighted cells
-        shown = ", ".join(cell_name(row, col) for row, col in result.shown)
-        message = f"the photo shows a tile at {shown} too: check the move"
+        message = f"the photo shows a tile at {cell_names(result.shown)} too: check the move"
     elif not sure:
         message = "unsure reading: check the highlighted cells"
     return Proposal(board, sure, result.alternatives, cells,

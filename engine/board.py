@@ -26,6 +26,11 @@ def cell_name(row: int, col: int) -> str:
     return f"{COLUMNS[col]}{row + 1}"
 
 
+def cell_names(cells) -> str:
+    """Cells (each starting row, col) named for a message: `H8, H9`."""
+    return ", ".join(cell_name(row, col) for row, col, *_ in cells)
+
+
 def parse_cell(name: str) -> tuple[int, int]:
     """(row, col) of a cell name such as `H8`."""
     name = name.strip().upper()

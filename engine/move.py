@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from engine.board import CENTRE, EMPTY, STAR, Board, cell_name, is_star
+from engine.board import CENTRE, EMPTY, STAR, Board, cell_name, cell_names, is_star
 from engine.errors import MoveError
 from engine.ruleset import Ruleset
 
@@ -59,10 +59,6 @@ def _label(turn: int | None) -> str:
     return f"turn {turn}: " if turn is not None else ""
 
 
-def _cells(items) -> str:
-    return ", ".join(cell_name(r, c) for r, c, *_ in items)
-
-
 def compare_cells(before: Board, after: Board, ruleset: Ruleset, turn: int | None = None):
     """Sort every differing cell into placed, swapped and declared; anything else is an error."""
     placed, swapped, declared, removed, changed = [], [], [], [], []
@@ -72,13 +68,13 @@ def compare_cells(before: Board, after: Board, ruleset: Ruleset, turn: int | Non
          "changed": changed, "same": []}[kind].append(Placement(row, col, new))
     where = _label(turn)
     if removed:
-        raise MoveError(f"{where}tile removed at {_cells((p.row, p.col) for p in removed)}")
+        raise MoveError(f"{where}tile removed at {cell_names((p.row, p.col) for p in removed)}")
     if changed:
         detail = ", ".join(f"{p.cell} ({before[p.row, p.col]} → {p.symbol})" for p in changed)
         raise MoveError(f"{where}tile changed at {detail}")
     if swapped and ruleset.star_swap == "never":
         raise MoveError(f"{where}the {ruleset.name} rules never swap a star for its letter "
-                        f"(at {_cells((p.row, p.col) for p in swapped)})")
+                        f"(at {cell_names((p.row, p.col) for p in swapped)})")
     return placed, swapped, declared
 
 
@@ -109,7 +105,7 @@ def find_move(before: Board, after: Board, ruleset: Ruleset, turn: int | None = 
     _check_shape(before, after, placed, across, where)
     if len(placed) > ruleset.rack:
         raise MoveError(f"{where}{len(placed)} new tiles, but a rack holds {ruleset.rack}: "
-                        f"{_cells((p.row, p.col) for p in placed)}")
+                        f"{cell_names((p.row, p.col) for p in placed)}")
     _check_counts(after, ruleset, where)
     if swapped and ruleset.star_swap == "same-move":
         stars = sum(is_star(p.symbol) for p in placed)
@@ -125,7 +121,7 @@ def _line(placed: list[Placement], after: Board, where: str) -> bool:
     cols = {p.col for p in placed}
     if len(rows) > 1 and len(cols) > 1:
         raise MoveError(f"{where}new tiles are not in one row or column: "
-                        f"{_cells((p.row, p.col) for p in placed)}")
+                        f"{cell_names((p.row, p.col) for p in placed)}")
     if len(placed) > 1:
         return len(rows) == 1
     p = placed[0]
@@ -140,16 +136,16 @@ def _check_shape(before: Board, after: Board, placed, across: bool, where: str) 
         (r, lo.col) for r in range(lo.row, hi.row + 1)]
     gaps = [rc for rc in span if not after.occupied(*rc)]
     if gaps:
-        raise MoveError(f"{where}gap in the new word at {_cells(gaps)}")
+        raise MoveError(f"{where}gap in the new word at {cell_names(gaps)}")
     if before.is_empty():
         if not after.occupied(*CENTRE) or len(placed) < 2:
             raise MoveError(f"{where}the first word (2+ letters) must cover the centre H8: "
-                            f"tiles at {_cells((p.row, p.col) for p in placed)}")
+                            f"tiles at {cell_names((p.row, p.col) for p in placed)}")
         return
     if not any(before.occupied(p.row + dr, p.col + dc)
                for p in placed for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0))):
         raise MoveError(f"{where}new tiles do not touch the tiles already on the board: "
-                        f"{_cells((p.row, p.col) for p in placed)}")
+                        f"{cell_names((p.row, p.col) for p in placed)}")
 
 
 def _check_counts(board: Board, ruleset: Ruleset, where: str) -> None:
