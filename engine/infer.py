@@ -284,8 +284,8 @@ def _outvoted(before: Board, after: Board, probs: np.ndarray, labels: list[str])
     empty = labels.index(EMPTY)
     for row, col, symbol in after.placed_over(before):
         cell = probs[row, col]
-        shown = cell[labels.index(STAR if is_star(symbol) else symbol)]
-        if shown < OUTVOTED * (1.0 - cell[empty]):
+        given = cell[labels.index(STAR if is_star(symbol) else symbol)]
+        if given < OUTVOTED * (1.0 - cell[empty]):
             return True
     return False
 
