@@ -1358,6 +1358,8 @@ def _shift_fits(image, corners):
     return _layout_fits(_cell_colours(view, LAYOUT_CELL, MAX_SHIFT), every_colour=True).max(axis=0)
 
 
+WINDOWS_AT_ONCE = 500  # windows _layout_fits measures together: _best_scaled's 3 969 at once took
+# 1.7× as long (each fresh array of ~10 MB cost its pages anew)
 SCALES = 1.25 ** np.linspace(-1, 1, 9)  # sizes, against the guess, of the grids tried per axis
 FINE_SCALES = (1.25 ** 0.125, 1.25 ** 0.0625)  # steps of the search around the best of those
 SCALE_CELL = 8  # px per guessed cell of the view the scaled grids are read from
@@ -1456,13 +1458,28 @@ def _layout_fits(colours, every_colour=False):
     if flat.shape[-4:-2] == (1, 1):  # one window: that was all
         shape = middle_fits.shape[:1] + flat.shape[:-2]
         fits, tiled = (middle_fits[:, k].reshape(shape) for k in (0, best))
-    else:
-        fits = _kind_fits(flat)
-        # a grid a cell off can mistake the commonest colour for the tiles': each window then
-        # takes either, as its own grid would (else the window of the board is judged wrongly)
-        shared = common if every_colour else [common[best - 1]]
-        tiled = np.max([_kind_fits(flat, _distances_to(flat, colour)) for colour in shared], axis=0)
-    return np.maximum(fits, tiled - TILES_PENALTY)
+        return np.maximum(fits, tiled - TILES_PENALTY)
+    # a grid a cell off can mistake the commonest colour for the tiles': each window then
+    # takes either, as its own grid would (else the window of the board is judged wrongly)
+    shared = common if every_colour else [common[best - 1]]
+    return _in_parts(partial(_fits_either_way, shared=shared), flat)
+
+
+def _fits_either_way(flat, shared):
+    """(layout, ...) fit of windows (..., channel, cell): plain, or letting any cell show one
+    of the `shared` colours (less TILES_PENALTY), whichever is better."""
+    tiled = np.max([_kind_fits(flat, _distances_to(flat, colour)) for colour in shared], axis=0)
+    return np.maximum(_kind_fits(flat), tiled - TILES_PENALTY)
+
+
+def _in_parts(fit, flat):
+    """fit(flat) (layout, ...) of many windows (..., channel, cell), computed on a few parts of
+    the first axis at a time (WINDOWS_AT_ONCE windows): the same values, in arrays small
+    enough for the cache and the allocator's heap."""
+    step = max(1, WINDOWS_AT_ONCE // int(np.prod(flat.shape[1:-2])))
+    if len(flat) <= step:
+        return fit(flat)
+    return np.concatenate([fit(flat[i:i + step]) for i in range(0, len(flat), step)], axis=1)
 
 
 def _windows(colours):
