@@ -23,6 +23,7 @@ import argparse
 import csv
 import multiprocessing
 import time
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -68,9 +69,7 @@ class Tally:
         if reading is None:
             self.failed += 1
             return
-        board = reading.board
-        cells = {f"{COLUMNS[c]}{r + 1}": (label[r][c], board[r][c])
-                 for r in range(15) for c in range(15) if label[r][c] != board[r][c]}
+        cells = wrong_cells(label, reading)
         asked = {cell["cell"] for cell in reading.uncertain}
         # a "!" marks a silent miss: one the player would not be asked about
         wrong = [f"{cell}:{truth}→{read}{'' if cell in asked else '!'}"
@@ -90,6 +89,14 @@ class Tally:
                 f"{self.asked} asked), "
                 f"exact {self.exact}/{self.boards}, no board {self.failed}, "
                 f"{self.seconds / max(self.boards, 1) * 1000:.0f} ms/photo")
+
+
+def wrong_cells(label: list[str], reading: Reading | None) -> dict[str, tuple[str, str]]:
+    """{cell name: (truth, read)} of the cells a reading got wrong (every cell when the photo
+    was refused)."""
+    board = reading.board if reading is not None else ["?" * 15] * 15
+    return {f"{COLUMNS[c]}{r + 1}": (label[r][c], board[r][c])
+            for r in range(15) for c in range(15) if label[r][c] != board[r][c]}
 
 
 def read_label(path: Path) -> list[str]:
@@ -193,7 +200,28 @@ def eval_synthetic(count: int, fonts: str = "heldout", size: tuple[int, int] | N
             found.append(case)
     for case in found:  # ... the found corners' misses after them, as two runs would print
         _count(modes[1], case, case["found"])
+    _by_font(found)
     return modes[0] + modes[1]
+
+
+FONTS_SHOWN = 6  # fonts listed by their misses after a synthetic set
+
+
+def _by_font(cases: list[dict]) -> None:
+    """Print the fonts that hold the most wrong cells (true corners / corners found), with
+    the share of the set's cells each font's renders read right: unseen fonts are not alike
+    (session 56: one hairline font, on 8 % of the held-out renders, held half their misses)."""
+    boards, wrong = Counter(), {mode: Counter() for mode in ("truth", "found")}
+    for case in cases:
+        boards[case["font"]] += 1
+        for mode in wrong:
+            wrong[mode][case["font"]] += len(wrong_cells(case["label"], case[mode][0]))
+    print(f"fonts holding the most wrong cells (true corners / corners found), of {len(boards)}:")
+    for font in sorted(boards, key=lambda name: -wrong["found"][name])[:FONTS_SHOWN]:
+        cells = 225 * boards[font]
+        print(f"  {font}: {wrong['truth'][font]} / {wrong['found'][font]} wrong on "
+              f"{boards[font]} board{'s' * (boards[font] > 1)} ({1 - wrong['found'][font] / cells:.2%} "
+              "found)")
 
 
 def _tallies(name: str) -> list[Tally]:
@@ -222,8 +250,9 @@ def _synthetic_case(case: tuple) -> dict:
     style = STYLES[i % len(STYLES)]
     alphabet, ruleset = _synthetic_rules(style, rng)
     board = random_board(rng, alphabet)
-    image, corners = render_taken(board, seed, condition, style=style, fonts=fonts, size=size)
+    shot, image, corners = shot_taken(board, seed, condition, style=style, fonts=fonts, size=size)
     return {"tag": f"seed {seed} {style} {ruleset}", "label": board_label(board),
+            "font": Path(shot.font).name,
             "large": cell_size(corners) >= LARGE_CELL,
             "playable": tiles_on(board) <= load_ruleset(ruleset).tile_count,
             "truth": _timed_read(image, ruleset, Location(corners, 0.0, 1.0)),
@@ -327,13 +356,20 @@ def render_taken(board, seed: int, condition: str | None, **render_args):
     """(photo, the grid's true corners) of `board` rendered with `seed` and taken in
     `condition`: a light or lens of `vision.synthetic.CONDITIONS`, or one of RENDERED_ONLY
     (`rendered_so`)."""
+    _, image, corners = shot_taken(board, seed, condition, **render_args)
+    return image, corners
+
+
+def shot_taken(board, seed: int, condition: str | None, **render_args):
+    """(the render's Shot, the photo as taken, the grid's true corners): render_taken, with
+    what the renderer drew it with (its font)."""
     shot = render_photo(board, seed=seed, **{**render_args, **rendered_so(condition, seed)})
     if condition not in CONDITIONS:  # as rendered, folded or from a chair
-        return shot.image, shot.corners
+        return shot, shot.image, shot.corners
     corners = shot.corners
     if condition == "bowed":  # the lens moves the corners too
         corners = bowed_points(corners, shot.image.shape, seed)
-    return CONDITIONS[condition](shot.image, seed), corners
+    return shot, CONDITIONS[condition](shot.image, seed), corners
 
 
 RENDERED_ONLY = ("folded", "seated")  # conditions a render is made in, not a photo put through

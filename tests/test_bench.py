@@ -41,6 +41,25 @@ def test_renders_read_side_by_side_read_as_one_at_a_time():
     assert one[0].boards == 2 and one[0].right > 0.9 * 450
 
 
+def test_the_fonts_holding_the_most_misses_are_listed_first(capsys):
+    from bench.eval_read import _by_font
+
+    class Read:
+        def __init__(self, board):
+            self.board = board
+
+    label = ["А" * 15] * 15
+    once, twice = ["Б" + "А" * 14] + ["А" * 15] * 14, ["ББ" + "А" * 13] + ["А" * 15] * 14
+    _by_font([{"font": "Plain.ttf", "label": label, "truth": (Read(label),),
+               "found": (Read(once),)},
+              {"font": "Thin.otf", "label": label, "truth": (Read(once),),
+               "found": (Read(twice),)},
+              {"font": "Thin.otf", "label": label, "truth": (None,), "found": (Read(label),)}])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "  Thin.otf: 226 / 2 wrong on 2 boards (99.56% found)"  # refused: all wrong
+    assert lines[2] == "  Plain.ttf: 0 / 1 wrong on 1 board (99.56% found)"
+
+
 def test_novel_boxes_read_side_by_side_read_as_one_at_a_time(tmp_path):
     from bench.eval_calibration import _novel_box
     from bench.eval_read import pool_of

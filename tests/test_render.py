@@ -187,6 +187,7 @@ def test_a_folder_holding_a_held_out_family_is_refused(tmp_path, monkeypatch):
 def test_heldout_fonts_render():
     shot = render_photo(WORDS, seed=2, fonts="heldout", size=SIZE)
     assert shot.image.shape == (720, 960, 3)
+    assert shot.font in font_paths("heldout")  # a render says which font its letters are in
 
 
 @pytest.mark.parametrize("seed", range(3))

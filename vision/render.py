@@ -61,6 +61,7 @@ class Shot:
     board: list[str]
     layout: list[str]
     style: str
+    font: str = ""           # the font file the tiles' letters were drawn in
 
 
 # ----------------------------------------------------------------------------- fonts
@@ -1007,7 +1008,7 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
         _cups_and_hand(img, corners, rng)
     img = _photo_effects(img, rng)
     corners = corners.astype(np.float32)
-    return Shot(img, corners, _orientation(corners), board, layout, style)
+    return Shot(img, corners, _orientation(corners), board, layout, style, font)
 
 
 def main(argv=None):
