@@ -88,7 +88,8 @@ def pick_style(rng: np.random.Generator, any_box: float = 0.0) -> str:
 
 
 def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: bool = False,
-                 any_box: float = 0.0, seated: float = 0.0, tops: bool = False):
+                 any_box: float = 0.0, seated: float = 0.0, tops: bool = False,
+                 hairline: float = 0.0):
     """Crops (n, 48, 48, 3) uint8 and glyph labels (n,) from one rendered photo; `variety`
     renders the box's letters bolder, thinner, condensed or slanted (render_photo's GlyphStyle);
     `any_box` is the share of photos showing a box of random colours (pick_style), `seated`
@@ -100,7 +101,8 @@ def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: 
     board = random_board(rng, _alphabet(style, rng))
     # drawn only when asked, so a recipe without seated photos renders what it always did
     pose = "seated" if seated > 0 and rng.random() < seated else "any"
-    shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety, pose=pose)
+    shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety, pose=pose,
+                        hairline=hairline)
     cell = cell_size(shot.corners)
     variants = [shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32)]
     if jitter:
@@ -193,10 +195,10 @@ def _work(args):
 
 def generate(seeds, *, fonts: str = "train", workers: int = 1, jitter: bool = True,
              variety: bool = False, any_box: float = 0.0, seated: float = 0.0,
-             tops: bool = False):
+             tops: bool = False, hairline: float = 0.0):
     """All crops and labels of the given render seeds, in seed order; prints progress."""
     seeds = list(seeds)
-    jobs = [(s, fonts, jitter, variety, any_box, seated, tops) for s in seeds]
+    jobs = [(s, fonts, jitter, variety, any_box, seated, tops, hairline) for s in seeds]
     crops, labels = [], []
     # One worker renders in this process: forking a process whose onnxruntime or torch threads
     # hold a lock can hang the child (seen under pytest).

@@ -188,7 +188,7 @@ def normalise(x: torch.Tensor) -> torch.Tensor:
 def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batch: int = 128,
           lr: float = 3e-3, val: tuple | None = None, width: int = WIDTH,
           shake: bool = False, soften: float = SOFTEN, longest: int = LONGEST,
-          elastic: float = ELASTIC) -> TileNet:
+          elastic: float = ELASTIC, bf16: bool = False) -> TileNet:
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = TileNet(width=width)
@@ -205,8 +205,9 @@ def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batc
             idx = order[i:i + batch]
             x, y = augment(to_input(data[idx]), target[idx], gen, shake, soften, longest,
                            elastic)
-            logits, _ = model(normalise(x))
-            loss = F.cross_entropy(logits, y, label_smoothing=0.05)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                logits, _ = model(normalise(x))
+            loss = F.cross_entropy(logits.float(), y, label_smoothing=0.05)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -264,7 +265,9 @@ def training_data(seed: int, shots: int, workers: int, cache: Path | None, looks
     any_box, seated = looks.get("any_box", 0.0), looks.get("seated", 0.0)
     name = (f"crops_seed{seed}_shots{shots}{'_variety' if looks.get('variety') else ''}"
             f"{f'_any{any_box:g}' if any_box else ''}{f'_seated{seated:g}' if seated else ''}"
-            f"{'_tops' if looks.get('tops') else ''}_fonts{len(font_paths('train'))}.npz")
+            f"{'_tops' if looks.get('tops') else ''}"
+            f"{f'_hair{hairline:g}' if (hairline := looks.get('hairline')) else ''}"
+            f"_fonts{len(font_paths('train'))}.npz")
     file = cache / name if cache else None
     if file is not None and file.exists():
         with np.load(file) as saved:
@@ -385,6 +388,11 @@ def main(argv=None) -> None:
     parser.add_argument("--tile-tops", action="store_true",
                         help="cut crops from the plane of the tile tops, as read does "
                              "(vision.cells.tile_view; the shipped networks saw the board's own)")
+    parser.add_argument("--hairline", type=_share, default=0.0, metavar="SHARE",
+                        help="share of the --variety boxes whose letters are drawn as hairlines "
+                             "(strokes redrawn thin along their middles)")
+    parser.add_argument("--bf16", action="store_true",
+                        help="train in bfloat16 autocast (twice as fast on CPUs with AMX)")
     parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
     parser.add_argument("--fonts", type=Path, metavar="DIR",
                         help="more training fonts, fetched there by `python -m models.fonts DIR`")
@@ -393,7 +401,8 @@ def main(argv=None) -> None:
     also = [_run(parser, text, args.any_box) for text in args.also]
     torch.set_num_threads(args.threads)
     t0 = time.time()
-    looks = {"variety": args.variety, "seated": args.seated, "tops": args.tile_tops}
+    looks = {"variety": args.variety, "seated": args.seated, "tops": args.tile_tops,
+             "hairline": args.hairline}
     crops, labels, val = pooled_data([(args.seed, args.shots, args.any_box), *also],
                                      args.workers, args.cache, looks)
     data_s = time.time() - t0
@@ -402,12 +411,12 @@ def main(argv=None) -> None:
     t1 = time.time()
     model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val, width=args.width,
                   shake=args.shake, soften=args.soften, longest=args.longest,
-                  elastic=args.elastic)
+                  elastic=args.elastic, bf16=args.bf16)
     train_s = time.time() - t1
     meta = {"seed": args.seed, "shots": args.shots, "also": args.also, "crops": int(len(crops)),
             "epochs": args.epochs, "width": args.width, "variety": args.variety,
             "shake": args.shake, "soften": args.soften, "longest": args.longest,
-            "elastic": args.elastic,
+            "elastic": args.elastic, "hairline": args.hairline, "bf16": args.bf16,
             "any_box": args.any_box, "seated": args.seated, "tile_tops": args.tile_tops,
             "train_threads": args.threads, "extra_fonts": extra,
             "params": sum(p.numel() for p in model.parameters()),
@@ -424,6 +433,8 @@ def main(argv=None) -> None:
                        f"{f' --any-box {args.any_box:g}' if args.any_box else ''}"
                        f"{f' --seated {args.seated:g}' if args.seated else ''}"
                        f"{' --tile-tops' if args.tile_tops else ''}"
+                       f"{f' --hairline {args.hairline:g}' if args.hairline else ''}"
+                       f"{' --bf16' if args.bf16 else ''}"
                        f"{' --fonts DIR' if extra else ''}"
                        f" --name {args.name} --out models/"}
     path, meta = shipped(model, args.out, meta, val, args.name)

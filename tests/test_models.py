@@ -21,7 +21,8 @@ def tiny_model(tmp_path_factory):
     out = tmp_path_factory.mktemp("model")
     main(["--seed", "7", "--shots", "4", "--also", "8:2", "--epochs", "1", "--workers", "1",
           "--shake", "--any-box", "0.5", "--soften", "0.5", "--longest", "9",
-          "--seated", "0.5", "--tile-tops", "--name", "tiles-second", "--out", str(out)])
+          "--seated", "0.5", "--tile-tops", "--hairline", "0.5", "--bf16",
+          "--name", "tiles-second", "--out", str(out)])
     return out
 
 
@@ -33,7 +34,8 @@ def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
     assert meta["also"] == ["8:2"] and "--also 8:2" in meta["command"]
     assert meta["any_box"] == 0.5 and "--any-box 0.5" in meta["command"]
     assert meta["seated"] == 0.5 and meta["tile_tops"]
-    assert "--seated 0.5 --tile-tops" in meta["command"]
+    assert "--seated 0.5 --tile-tops --hairline 0.5 --bf16" in meta["command"]
+    assert meta["hairline"] == 0.5 and meta["bf16"]
     assert meta["soften"] == 0.5 and "--soften 0.5 --longest 9" in meta["command"]
     assert meta["threads"] == 2  # onnxruntime's threads, not the training's
     graph = onnx.load(str(tiny_model / "tiles-second.onnx")).graph

@@ -184,6 +184,21 @@ def test_a_folder_holding_a_held_out_family_is_refused(tmp_path, monkeypatch):
     assert vision.render._EXTRA_FONTS == []
 
 
+@pytest.mark.parametrize("letter", "ЩЖЁQ")
+def test_a_hairline_glyph_keeps_every_stroke_thin(letter):
+    from vision.render import _hairline, _raster
+
+    font = next(path for path in font_paths("train") if path.endswith("NotoSerif-Bold.ttf"))
+    bold, _, _ = _raster(font, letter)
+    thin = _hairline(bold)
+    ink, hair = ((image > 127).astype(np.uint8) for image in (bold, thin))
+    # the same strokes, joined as they were (Ё's dots stay apart), far less ink
+    assert cv2.connectedComponents(hair)[0] == cv2.connectedComponents(ink)[0]
+    assert hair.sum() < 0.6 * ink.sum()
+    depth = (cv2.distanceTransform(image, cv2.DIST_L2, 3).max() for image in (ink, hair))
+    assert next(depth) > 2 * next(depth)
+
+
 def test_heldout_fonts_render():
     shot = render_photo(WORDS, seed=2, fonts="heldout", size=SIZE)
     assert shot.image.shape == (720, 960, 3)

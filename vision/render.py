@@ -189,7 +189,9 @@ def _formed_raster(path: str, text: str, form: tuple) -> tuple[np.ndarray, int, 
     from the training ones mostly in these ways."""
     arr, dx, dy = _raster(path, text)
     weight, stretch, shear = form
-    if weight < 0:  # thinning must not break the strokes: keep at least 2 px of half-stroke
+    if weight == HAIRLINE:  # each stroke redrawn along its middle, HAIRLINE_WIDTH px wide
+        arr, weight = _hairline(arr), 0
+    elif weight < 0:  # thinning must not break the strokes: keep at least 2 px of half-stroke
         half = cv2.distanceTransform((arr > 127).astype(np.uint8), cv2.DIST_L2, 3).max()
         weight = -min(-weight, max(0, int(half) - 2))
     pad = abs(weight) + 2
@@ -207,6 +209,42 @@ def _formed_raster(path: str, text: str, form: tuple) -> tuple[np.ndarray, int, 
         return np.zeros((1, 1), np.uint8), 0, 0
     arr = arr[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
     return arr, int(round(dx * stretch)), dy - pad + int(ys.min())
+
+
+def _hairline(arr: np.ndarray) -> np.ndarray:
+    """A glyph raster redrawn as hairlines along its strokes' middles (a thin weight of the
+    font: every stroke kept, thick or thin), softened as a rasteriser would."""
+    ink = (arr > 127).astype(np.uint8)
+    middle = _thinned(ink)
+    # thinning can peel a dot away whole (Ё, Й's breve in some fonts): its middle stays
+    count, parts = cv2.connectedComponents(ink)
+    depth = cv2.distanceTransform(ink, cv2.DIST_L2, 3)
+    for part in set(range(1, count)) - set(np.unique(parts[middle > 0])):
+        middle.flat[np.argmax(np.where(parts == part, depth, -1))] = 1
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (HAIRLINE_WIDTH,) * 2)
+    return cv2.GaussianBlur(cv2.dilate(middle * 255, kernel), (3, 3), 0.7)
+
+
+def _thinned(ink: np.ndarray) -> np.ndarray:
+    """The one-pixel skeleton of a 0/1 image (Zhang and Suen's thinning: a pixel is peeled
+    off the stroke's sides in turn while that keeps every stroke joined)."""
+    ink = np.pad(ink, 1)
+    while True:
+        peeled = False
+        for first in (True, False):
+            p = np.pad(ink, 1)
+            around = [p[:-2, 1:-1], p[:-2, 2:], p[1:-1, 2:], p[2:, 2:],      # N, NE, E, SE
+                      p[2:, 1:-1], p[2:, :-2], p[1:-1, :-2], p[:-2, :-2]]    # S, SW, W, NW
+            n, _, e, _, s, _, w, _ = around
+            count = sum(around)
+            turns = sum((a == 0) & (b == 1) for a, b in zip(around, around[1:] + around[:1], strict=True))
+            sides = (n * e * s == 0) & (e * s * w == 0) if first else \
+                (n * e * w == 0) & (n * s * w == 0)
+            off = (ink == 1) & (count >= 2) & (count <= 6) & (turns == 1) & sides
+            if off.any():
+                ink[off], peeled = 0, True
+        if not peeled:
+            return ink[1:-1, 1:-1]
 
 
 def _stamp(dst: np.ndarray, mask: np.ndarray, x: float, y: float, color, alpha=1.0):
@@ -495,13 +533,20 @@ class GlyphStyle:
 
 
 PLAIN_GLYPHS = GlyphStyle()
+HAIRLINE = -99  # GlyphStyle weight: strokes redrawn along their middles, HAIRLINE_WIDTH px ...
+HAIRLINE_WIDTH = 4  # ... wide at GLYPH_BASE: 0.06 of a capital's height, as thin as the thinnest
+# unseen fonts' strokes (the thinnest training font's: 0.09)
 
 
-def sample_glyph_style(rng: np.random.Generator) -> GlyphStyle:
-    """A random GlyphStyle for training variety; one box in five keeps the font as it is."""
+def sample_glyph_style(rng: np.random.Generator, hairline: float = 0.0) -> GlyphStyle:
+    """A random GlyphStyle for training variety; one box in five keeps the font as it is.
+    `hairline` is the share of the others whose strokes are redrawn as hairlines."""
     if rng.random() < 0.2:
         return PLAIN_GLYPHS
     weight = int(rng.choice([-2, -1, 0, 1, 1, 2, 2, 3, 4]))
+    # drawn only when asked, so a recipe without hairlines renders what it always did
+    if hairline > 0 and rng.random() < hairline:
+        weight = HAIRLINE
     stretch = round(float(np.exp(rng.uniform(-0.22, 0.18))) * 20) / 20
     shear = round(float(rng.uniform(-0.08, 0.25)) * 20) / 20 if rng.random() < 0.3 else 0.0
     return GlyphStyle(form=(weight, stretch, shear),
@@ -949,13 +994,14 @@ def _pick_size(rng) -> tuple[int, int]:
 def render_photo(board, *, seed: int, style: str | None = None, layout: list[str] | None = None,
                  fonts: str = "train", size: tuple[int, int] | None = None, clutter: bool = True,
                  pose: str = "any", box_seed: int | None = None, variety: bool = False,
-                 fold: float = 0.0) -> Shot:
+                 fold: float = 0.0, hairline: float = 0.0) -> Shot:
     """A synthetic phone photo of `board` (board text, SPEC §3) with exact ground truth.
 
     `box_seed` fixes the box (font and jittered look) apart from the photo, so several photos
     can show one physical box, as calibration needs; None draws the box from `seed` too.
     `variety` also draws a random GlyphStyle for the box (bolder, thinner, condensed or
-    slanted letters, values closer or lower): training data only.
+    slanted letters, values closer or lower): training data only; `hairline` is the share of
+    those boxes whose letters are worn down to hairlines.
     `fold` turns the board's far half that many degrees up about the hinge along the middle of
     its centre row (row 8), as a folding board that does not lie flat shows it (negative:
     down, a ridge); `corners` then are the grid's true corners, of two planes.
@@ -981,7 +1027,7 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     look = sample_look(style, box_rng)
     if variety:  # own random stream: the rest of the photo is the same as without variety
         box = seed if box_seed is None else box_seed
-        look.extras["glyph"] = sample_glyph_style(np.random.default_rng([box, 0x61F]))
+        look.extras["glyph"] = sample_glyph_style(np.random.default_rng([box, 0x61F]), hairline)
     w, h = size or _pick_size(rng)
     extent = 7.5 + look.margin + look.frame_width
     cam = _sample_camera(rng, pose, extent, w, h)
