@@ -534,8 +534,8 @@ class GlyphStyle:
 
 PLAIN_GLYPHS = GlyphStyle()
 HAIRLINE = -99  # GlyphStyle weight: strokes redrawn along their middles, HAIRLINE_WIDTH px ...
-HAIRLINE_WIDTH = 4  # ... wide at GLYPH_BASE: 0.06 of a capital's height, as thin as the thinnest
-# unseen fonts' strokes (the thinnest training font's: 0.09)
+HAIRLINE_WIDTH = 4  # ... wide at GLYPH_BASE: 0.06 of a capital's height, near the thinnest unseen
+# font's 0.05 (Cantarell Thin; the thinnest training font, Roboto Thin, 0.09)
 
 
 def sample_glyph_style(rng: np.random.Generator, hairline: float = 0.0) -> GlyphStyle:
