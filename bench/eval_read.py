@@ -209,8 +209,9 @@ FONTS_SHOWN = 6  # fonts listed by their misses after a synthetic set
 
 def _by_font(cases: list[dict]) -> None:
     """Print the fonts that hold the most wrong cells (true corners / corners found), with
-    the share of the set's cells each font's renders read right: unseen fonts are not alike
-    (session 56: one hairline font, on 8 % of the held-out renders, held half their misses)."""
+    the share of each font's cells read right with the corners found: unseen fonts are not
+    alike (session 56: one hairline font, on 8 % of the held-out renders, held half their
+    misses)."""
     boards, wrong = Counter(), {mode: Counter() for mode in ("truth", "found")}
     for case in cases:
         boards[case["font"]] += 1

@@ -261,12 +261,12 @@ def _write_info(path: Path, meta: dict) -> None:
 
 def training_data(seed: int, shots: int, workers: int, cache: Path | None, looks: dict):
     """Crops of `shots` rendered photos from the seed's own range, and a small validation set;
-    `looks` are models.dataset.generate's keywords (variety, any_box, seated, tops)."""
+    `looks` are models.dataset.generate's keywords (variety, any_box, seated, tops, hairline)."""
     any_box, seated = looks.get("any_box", 0.0), looks.get("seated", 0.0)
+    hairline = looks.get("hairline", 0.0)
     name = (f"crops_seed{seed}_shots{shots}{'_variety' if looks.get('variety') else ''}"
             f"{f'_any{any_box:g}' if any_box else ''}{f'_seated{seated:g}' if seated else ''}"
-            f"{'_tops' if looks.get('tops') else ''}"
-            f"{f'_hair{hairline:g}' if (hairline := looks.get('hairline')) else ''}"
+            f"{'_tops' if looks.get('tops') else ''}{f'_hair{hairline:g}' if hairline else ''}"
             f"_fonts{len(font_paths('train'))}.npz")
     file = cache / name if cache else None
     if file is not None and file.exists():

@@ -216,7 +216,7 @@ def _hairline(arr: np.ndarray) -> np.ndarray:
     font: every stroke kept, thick or thin), softened as a rasteriser would."""
     ink = (arr > 127).astype(np.uint8)
     middle = _thinned(ink)
-    # thinning can peel a dot away whole (Ё, Й's breve in some fonts): its middle stays
+    # thinning can peel a dot away whole (Ё's, in a bold serif): its middle stays
     count, parts = cv2.connectedComponents(ink)
     depth = cv2.distanceTransform(ink, cv2.DIST_L2, 3)
     for part in set(range(1, count)) - set(np.unique(parts[middle > 0])):
@@ -1001,7 +1001,7 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     can show one physical box, as calibration needs; None draws the box from `seed` too.
     `variety` also draws a random GlyphStyle for the box (bolder, thinner, condensed or
     slanted letters, values closer or lower): training data only; `hairline` is the share of
-    those boxes whose letters are worn down to hairlines.
+    those boxes whose letters are drawn as hairlines.
     `fold` turns the board's far half that many degrees up about the hinge along the middle of
     its centre row (row 8), as a folding board that does not lie flat shows it (negative:
     down, a ridge); `corners` then are the grid's true corners, of two planes.
