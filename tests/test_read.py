@@ -349,6 +349,19 @@ def test_a_cell_two_readings_disagree_on_is_asked_about_with_both():
     assert item == {"cell": "E4", "candidates": [["Ш", 0.995], ["Щ", 0.001]]}
 
 
+def test_an_empty_square_that_may_be_a_blank_tile_is_read_again_and_asked_about():
+    from vision.read import BLANK_DOUBT, SURE, in_doubt
+    labels = [".", "*", "A", "B"]
+    grid = _sure_empty_board(labels)
+    grid[2, 6] = [0.95, BLANK_DOUBT, 0.025, 0.005]  # sure empty, yet maybe a blank
+    grid[2, 7] = [0.95, BLANK_DOUBT / 2, 0.03, 0.02]  # no more of the blank than of a letter
+    grid[2, 8] = [0.0, SURE, 0.05, 0.05]  # a sure blank tile
+    assert in_doubt(grid.reshape(-1, len(labels))).reshape(15, 15)[2, 6:9].tolist() == [
+        True, False, False]
+    (item,) = uncertain_cells(grid, labels)
+    assert item["cell"] == "G3" and [c[0] for c in item["candidates"]] == [".", "A", "*"]
+
+
 def test_a_doubt_the_references_settle_is_still_asked_about():
     labels = [".", "*", "Ш", "Щ", "Ц"]
     grid = _sure_empty_board(labels)
