@@ -67,6 +67,10 @@ STEADY_QUALITY = 0.35  # ... or above which a late-game fit is taken when no who
 SURE_GAP = 0.1  # layout fit a late-game grid must beat every grid a few cells off by
 FRAME_LINES = 2  # lines a frame or the board's edge can show beyond the grid, parallel to it
 AGREE = 0.05  # cells; two lattices refined this close converged on the lines
+# a lattice by direction whose first view shows fewer of its line pieces than this has the
+# one by vanishing points looked at too, and refined first when that shows GUESS_MARGIN more
+WEAK_GUESS = 0.6
+GUESS_MARGIN = 0.1
 EVEN_CLIP = 3.0  # CLAHE clip limit of the second look at a photo where no board was found
 INVERTED_SHARE = 0.5  # clean pieces that must stay clean past the tiles to skip refining again
 
@@ -187,14 +191,23 @@ def _search_with(levels, pool):
         if side != LSD_SIDES[-1] and (segments is None or len(segments[0]) < MIN_QUICK_SEGMENTS):
             continue  # too few segments for a grid whose lines show at this size: look closer
         look = _Look(segments, _lattices(segments, [(0, 1)]))
-        previous, current = current, _best_fit(levels, look.lattices)
+        first = [_first_view(levels, corners) for corners in look.lattices]
+        # seen from a chair a family may turn too far for one direction: where its lines meet
+        # holds it. Refined first where it shows its lines clearly better.
+        previous, (vanishing, ahead) = current, _vanishing_ahead(levels, segments, first)
+        if _sure(levels, ahead):
+            current = ahead
+            look.lattices = look.lattices + vanishing
+        else:
+            current = _best_fit(levels, look.lattices, first=first)
         if not _plausible(current):  # stripes' directions, not the board's
             best = _crossing_fit(levels, look, best)
             if _sure(levels, best):
                 return best
-        if not _sure(levels, current):  # seen from a chair a family may turn too far for one
-            vanishing = _vanishing_lattice(segments)  # direction: where its lines meet holds it
-            current = _best_fit(levels, vanishing, current)
+        if not _sure(levels, current):
+            vanishing = _vanishing_lattice(segments) if vanishing is None else vanishing
+            current = (_best_fit(levels, vanishing, current) if ahead is None
+                       else _better(levels, current, ahead))
             look.lattices = look.lattices + vanishing
         best = _better(levels, best, current)
         if _sure(levels, best) or _settled(levels, best, previous, current):
@@ -253,11 +266,29 @@ def _stretched(corners, axis, before):
     return _rectangle(corners, low, high)
 
 
-def _best_fit(levels, lattices, best=None):
-    """`best` or the best fit of `lattices` (one or two: refined one after the other)."""
-    for corners in lattices:
-        best = _better(levels, best, _fitted(levels, corners))
+def _best_fit(levels, lattices, best=None, first=None):
+    """`best` or the best fit of `lattices` (one or two: refined one after the other; `first`,
+    their _first_view when already taken)."""
+    for k, corners in enumerate(lattices):
+        best = _better(levels, best, _fitted(levels, corners, None if first is None else first[k]))
     return best
+
+
+def _vanishing_ahead(levels, segments, first):
+    """(the lattice by vanishing points in a list, its fit) when the lattice by direction's
+    first view (`first`, one or none) shows fewer than WEAK_GUESS of its line pieces (but at
+    least MIN_QUALITY) and the vanishing one's shows GUESS_MARGIN more; else (that lattice or
+    None, None). From a chair the lattice by direction was refined for nothing, before a sure
+    one by vanishing points, in one photo of six (`eval_locate --seated`, session 57)."""
+    if not first or not MIN_QUALITY <= first[0].quality < WEAK_GUESS:
+        return None, None  # fainter: a cloth's stripes, looked at where lines cross first
+    vanishing = _vanishing_lattice(segments)
+    if not vanishing:
+        return vanishing, None
+    view = _first_view(levels, vanishing[0])
+    if view.quality < first[0].quality + GUESS_MARGIN:
+        return vanishing, None
+    return vanishing, _fitted(levels, vanishing[0], view)
 
 
 def _first_sure(levels, pool, best, tasks):
@@ -442,17 +473,41 @@ def _evened(image):
     return cv2.cvtColor(lab, cv2.COLOR_LAB2BGR).view(type(image))
 
 
-def _fitted(levels, corners_small):
-    """Refine a first guess, move it onto the nearby grid the premium layout fits best; return
-    (corners in photo pixels, score, line quality, layout misfit) or None. The score takes the
-    misfit from the line quality so that a checkered cloth or a rack loses to the board."""
+@dataclass
+class _FirstView:
+    """A guess moved onto the grid the premium layout fits best nearby, and its first view:
+    the refinement's first round, taken once to judge the guess and then refined on."""
+
+    corners_small: np.ndarray
+    view: np.ndarray
+    to_source: np.ndarray
+    evidence: tuple
+    quality: float  # share of its line pieces that stand out
+
+
+def _first_view(levels, corners_small) -> _FirstView:
+    """A guess (corners on the smallest copy) and the refinement's first view of it."""
     # A first guess a row off would be bent by the refinement (one edge snaps to the frame):
     # move it onto the best-fitting grid first, then refine, then check again.
     small, scale = levels[-1]
     shift, _ = _layout_shift(small, corners_small)
     if shift != (0, 0):
         corners_small = _shifted(corners_small, shift)
-    refined = _refine_location(levels, corners_small)
+    source, factor = _level_for(levels, corners_small, VIEW_CELL)
+    view, to_source = _grid_view(source, _rescale(corners_small, scale, factor), VIEW_CELL, 1)
+    evidence = _line_evidence(view)
+    return _FirstView(corners_small, view, to_source, evidence, _line_contrast(evidence))
+
+
+def _fitted(levels, corners_small, first: _FirstView | None = None):
+    """Refine a first guess, move it onto the nearby grid the premium layout fits best; return
+    (corners in photo pixels, score, line quality, layout misfit) or None. The score takes the
+    misfit from the line quality so that a checkered cloth or a rack loses to the board.
+    `first`: the guess's _first_view, when already taken."""
+    small, scale = levels[-1]
+    first = _first_view(levels, corners_small) if first is None else first
+    corners_small = first.corners_small
+    refined = _refine_location(levels, corners_small, first=first)
     if refined is None:
         return None
     corners, quality = refined
@@ -1048,20 +1103,25 @@ LINE_CONTRAST = 2.0  # a line piece must be this many times stronger than the ce
 NOISE_FLOOR = 2.0  # grey levels per px; gradient below this is sensor noise
 
 
-def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS, past_tiles=False):
+def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS, past_tiles=False,
+                     first: _FirstView | None = None):
     """Snap the grid to its lines on the smallest copy whose cells span VIEW_CELL px (or the
     photo). Returns (corners in photo pixels, quality) or None. One top-down view per round serves
     the line evidence and the cell colours (the clean pieces are found anew whenever the grid
     moved: the strips need a close fit); the quality is measured on the last round's view, whose
     grid the last, narrowest round moves by a few hundredths of a cell. A guess that shows
-    neither lines nor the layout after its first snap is given up (_hopeless)."""
+    neither lines nor the layout after its first snap is given up (_hopeless). `first`: the
+    guess's first view (_first_view), when already taken."""
     source, factor = _level_for(levels, corners_small, VIEW_CELL)
     corners = _rescale(corners_small, levels[-1][1], factor)
     number, extra, step, clean, best = 0, 0, np.inf, None, 0.0
     while True:
         reach = rounds[number]
-        view, to_source = _grid_view(source, corners, VIEW_CELL, 1)
-        evidence = _line_evidence(view)
+        if first is not None:
+            view, to_source, evidence, first = first.view, first.to_source, first.evidence, None
+        else:
+            view, to_source = _grid_view(source, corners, VIEW_CELL, 1)
+            evidence = _line_evidence(view)
         snaps = number + extra  # each round so far snapped once
         if snaps < 2 and best < HOPELESS:  # a guess whose lines stand out is not measured again
             best = max(best, _line_contrast(evidence))
