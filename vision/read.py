@@ -65,10 +65,10 @@ DOUBTFUL = SURE
 # the general model's runner-up this likely: it was torn between two symbols (vision.read._doubted)
 TORN = 0.2
 # an empty square whose star share is this is in doubt too (read again, then asked about): a
-# blank tile shows nothing but its edges. Blanks read as empty were the tuning renders' most
-# common miss (50 of 222); the 8 read as sure empty squares in 199 of them all had 0.022+ of
-# the star, against 57 of 29 739 empty squares. 400 tuning renders, true corners: 222 -> 217
-# wrong cells, 23 -> 14 of them not asked about, 1 502 -> 1 647 cells asked.
+# blank tile shows nothing but its edges. Blanks read as empty squares were the tuning renders'
+# commonest miss (23 of 222, true corners); the 8 read as sure empty squares in 200 of them all
+# had 0.022+ of the star, against 57 of 29 739 empty squares. 400 tuning renders, true corners:
+# 222 -> 217 wrong cells, 23 -> 14 of them not asked about, 1 502 -> 1 647 cells asked.
 BLANK_DOUBT = 0.02
 
 # ... from crops moved 2 px (of 32 per cell) each way, diagonals too: with the diagonals
