@@ -66,7 +66,7 @@ DOUBTFUL = SURE
 TORN = 0.2
 # an empty square whose star share is this is in doubt too (read again, then asked about): a
 # blank tile shows nothing but its edges. Blanks read as empty squares were the tuning renders'
-# commonest miss (23 of 222, true corners); the 8 read as sure empty squares in 200 of them all
+# commonest miss (28 of 222, true corners); the 8 read as sure empty squares in 200 of them all
 # had 0.022+ of the star, against 57 of 29 739 empty squares. 400 tuning renders, true corners:
 # 222 -> 217 wrong cells, 23 -> 14 of them not asked about, 1 502 -> 1 647 cells asked.
 BLANK_DOUBT = 0.02
