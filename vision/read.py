@@ -204,11 +204,11 @@ def _look_again(model: Model, view: np.ndarray, log_probs: np.ndarray, embedding
     embeddings[doubtful] = (embeddings[doubtful] + looks) / len(framings)
 
 
-def in_doubt(probs: np.ndarray) -> np.ndarray:
-    """(N,) whether each cell of (N, K) label probabilities (empty first, then the star) is
-    read below DOUBTFUL, or as an empty square with BLANK_DOUBT of the star."""
-    empty = probs.argmax(axis=1) == 0
-    return (probs.max(axis=1) < DOUBTFUL) | (empty & (probs[:, 1] >= BLANK_DOUBT))
+def in_doubt(probs: np.ndarray, below: float = DOUBTFUL) -> np.ndarray:
+    """Whether each cell of label probabilities (..., K), the empty square first and then the
+    star, is read below `below`, or as an empty square with BLANK_DOUBT of the star."""
+    empty = probs.argmax(axis=-1) == 0
+    return (probs.max(axis=-1) < below) | (empty & (probs[..., 1] >= BLANK_DOUBT))
 
 
 def premium_kinds(layout: Layout) -> np.ndarray:
@@ -510,12 +510,13 @@ def uncertain_cells(grid: np.ndarray, labels: list[str],
     between two symbols (TORN), offering its choices among the candidates."""
     out = []
     chosen = decided(grid)
+    # where the decided symbol is not the likeliest, it is below half: in doubt either way
+    doubt = in_doubt(grid, SURE)
     for r in range(GRID):
         for c in range(GRID):
             p, best = grid[r, c], int(chosen[r, c])
             wanted = {best} | (set() if general is None else _doubted(general[r, c]))
-            blank = best == 0 and p[1] >= BLANK_DOUBT
-            if p[best] >= SURE and wanted == {best} and not blank:
+            if not doubt[r, c] and wanted == {best}:
                 continue
             likely = [int(i) for i in np.argsort(-p) if p[i] >= MIN_CANDIDATE or i in wanted]
             picked = [i for i in likely if i in wanted] + [i for i in likely if i not in wanted]
