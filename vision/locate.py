@@ -172,8 +172,9 @@ def _search(levels):
     photo, and cheap), then on a larger one, and from outlines when still unsure. Where they
     cross is looked at once every size was, or at once for a size whose lattice by direction
     fits nothing plausible (before the lattice by vanishing points, which the stripes mislead
-    as much): a striped cloth's directions outweighed the board's there, and the larger sizes
-    see the same stripes at several times the cost (models/MODEL_CARD.md, sessions 33, 51).
+    as much) or shows under HOPELESS of its line pieces at first sight (before refining it): a
+    striped cloth's directions outweighed the board's there, and the larger sizes see the same
+    stripes at several times the cost (models/MODEL_CARD.md, sessions 33, 51, 58).
     Guesses are refined side by side (numpy and OpenCV let go of the GIL), and weighed in
     turn. Last, where the layout explains none of the best fit, that grid twice as long one
     way (_stretched)."""
@@ -195,12 +196,16 @@ def _search_with(levels, pool):
         # seen from a chair a family may turn too far for one direction: where its lines meet
         # holds it. Refined first where it shows its lines clearly better.
         previous, (vanishing, ahead) = current, _vanishing_ahead(levels, segments, first)
+        if first and first[0].quality < HOPELESS:  # a cloth's stripes: where lines cross first
+            best = _crossing_fit(levels, look, best)
+            if _sure(levels, best):
+                return best
         if _sure(levels, ahead):
             current = ahead
             look.lattices = look.lattices + vanishing
         else:
             current = _best_fit(levels, look.lattices, first=first)
-        if not _plausible(current):  # stripes' directions, not the board's
+        if not _plausible(current) and look.regions is None:  # stripes' directions, not the board's
             best = _crossing_fit(levels, look, best)
             if _sure(levels, best):
                 return best
@@ -756,12 +761,19 @@ def _vanishing_lattice(segments) -> list[np.ndarray]:
 def _aiming_at(points, mids, units, tolerance):
     """(point, segment) whether the line of each segment (its middle and unit direction) passes
     within `tolerance` (sine of the angle) of each homogeneous point; several tolerances for
-    one point give a row each."""
-    towards_x = points[:, :1] - points[:, 2:] * mids[None, :, 0]
-    towards_y = points[:, 1:2] - points[:, 2:] * mids[None, :, 1]
-    cross = units[None, :, 0] * towards_y - units[None, :, 1] * towards_x
-    limit = np.reshape(tolerance, (-1, 1)) ** 2
-    return cross ** 2 < limit * (towards_x ** 2 + towards_y ** 2 + 1e-24)
+    one point give a row each. The cross product of each unit direction with the way from its
+    middle to a point, and that way's squared length, are both products of a few terms of the
+    segment and a few of the point: two matrix products, not ten passes over (point, segment)."""
+    ux, uy, mx, my = units[:, 0], units[:, 1], mids[:, 0], mids[:, 1]
+    px, py, pz = points[:, 0], points[:, 1], points[:, 2]
+    cross = points @ np.stack([-uy, ux, uy * mx - ux * my])
+    length = np.stack([px * px + py * py, -2 * pz * px, -2 * pz * py, pz * pz], axis=1) @ \
+        np.stack([np.ones_like(mx), mx, my, mx * mx + my * my])
+    length += 1e-24
+    if np.ndim(tolerance) == 0:
+        length *= tolerance ** 2  # in place: these arrays are the cost
+        return np.square(cross, out=cross) < length
+    return cross ** 2 < np.reshape(tolerance, (-1, 1)) ** 2 * length
 
 
 def _direction_peaks(angles, lengths, count=3) -> list[int]:
