@@ -260,7 +260,7 @@ def test_a_board_whose_inkiest_cells_are_printed_squares_settles_its_upright_on_
     # bench_read's late Эрудит-black board photographed from the other side: its 12 inkiest
     # cells are all printed premium squares, so they leave the upright open. The 12 inkiest
     # plain squares settle it, and the board is read once in its upright, not read as it lies
-    # and then its tiles again (126 -> 104 ms of its read, session 58)
+    # and then again (its cells' reading 49 -> 32 ms, session 58)
     board = late_board(100, "erudit-black")
     shot = render_photo(board, seed=100, style="erudit-black", size=(4000, 3000))
     photo = np.ascontiguousarray(shot.image[::-1, ::-1])

@@ -387,8 +387,9 @@ def _more_inky(model: Model, crops: np.ndarray, ink: np.ndarray, plain: np.ndarr
     """The `inky` cells and their reading (`seen`, `looks`) with the EARLY_CELLS plain squares of
     the most ink among the others added, read. The premium squares' print is ink too: a late
     Эрудит-black board's 12 inkiest cells were all printed squares when photographed from the
-    other side, and the whole board was read twice (its read 104 -> 126 ms). Both layouts look
-    the same turned any way, so the plain squares are known before the upright."""
+    other side, and the whole board was read twice (its cells' reading 30 ms as taken, 49 ms
+    so). Both layouts look the same turned any way: the plain squares are known before the
+    upright."""
     others = np.flatnonzero(plain & ~np.isin(np.arange(len(crops)), inky))
     more = others[np.argsort(-ink[others], kind="stable")][:EARLY_CELLS]
     more_seen, more_looks = model.run(crops[more])
