@@ -1130,13 +1130,14 @@ def _refine_location(levels, corners_small, rounds=REFINE_ROUNDS, past_tiles=Fal
     while True:
         reach = rounds[number]
         if first is not None:
-            view, to_source, evidence, first = first.view, first.to_source, first.evidence, None
+            view, to_source, evidence = first.view, first.to_source, first.evidence
+            contrast, first = first.quality, None
         else:
             view, to_source = _grid_view(source, corners, VIEW_CELL, 1)
-            evidence = _line_evidence(view)
+            evidence, contrast = _line_evidence(view), None
         snaps = number + extra  # each round so far snapped once
         if snaps < 2 and best < HOPELESS:  # a guess whose lines stand out is not measured again
-            best = max(best, _line_contrast(evidence))
+            best = max(best, _line_contrast(evidence) if contrast is None else contrast)
             if snaps == 1 and _hopeless(levels, corners, factor, best):
                 return None
         if step > CLEAN_AGAIN:  # a grid that barely moved keeps its clean pieces

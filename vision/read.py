@@ -137,9 +137,9 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     labels = labels_for(rules.alphabet)
     model = load_model() if profile is None else load_profile_model()
     matrix = model.label_matrix(labels, stars)
-    plain = premium_kinds(rules.layout).reshape(-1) == "."
+    printed = premium_kinds(rules.layout)
     log_probs, embeddings, turns = _classify_upright(model, crops, rules.alphabet, stars, turns,
-                                                     profile, plain)
+                                                     profile, printed.reshape(-1) == ".")
     # doubtful cells: this network on one thread beside the second on another, 10-12 ms a
     # photo less than the first on two threads and then the second (the same readings)
     _look_again(model if profile is not None else load_model(threads=1), view, log_probs,
@@ -151,7 +151,7 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     probs = masked(log_probs, matrix)
     # tiles only the box's references see: checked against the board's squares too
     disputed = None if general is None else (general[:, 0] > SOME_EMPTY) & (probs[:, 0] < TILE)
-    kinds = np.rot90(premium_kinds(rules.layout), -turns).reshape(-1)
+    kinds = np.rot90(printed, -turns).reshape(-1)
     alike = empties_alike(crops, probs, kinds, disputed)
     covered = tiles_unlike(crops, probs, kinds)
     # a called square's share is its label's (it is to be asked about); a covered one keeps
