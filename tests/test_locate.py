@@ -285,6 +285,36 @@ def test_a_lattice_by_direction_that_shows_no_lines_waits_for_where_the_lines_cr
     assert refined and not any(np.abs(corners - stripes).max() < 1 for corners in refined)
 
 
+def test_a_family_whose_comb_took_a_table_s_stripes_is_combed_again_near_the_other(
+        tmp_path, monkeypatch):
+    import vision.locate as locate
+    from bench.bench_read import turned_photos
+
+    # bench_read's second render as its camera would save it from the other side of the table
+    # (`--turned`): at the smallest size the stripes give one family a comb 2.4 times finer
+    # than the other's, and that lattice shows under WEAK_GUESS of its line pieces. Combed
+    # again near the other family's period it is sure there, and the larger size is never
+    # looked at (its read 2.5 -> 1.9 times one decode, session 59).
+    shot = render_photo(STRIPED_TABLE, seed=9_050_001, style="erudit-black", size=(4000, 3000))
+    cv2.imwrite(str(tmp_path / "striped.jpg"), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    image, factor = load_for_reading(turned_photos([tmp_path / "striped.jpg"], tmp_path)[0])
+    levels = _pyramid(image)
+    segments = _segments(levels[-1][0], LSD_SIDES[0])
+    squared = []
+    lattice = _lattices(segments, [(0, 1)], squared)[0]
+    first = locate._first_view(levels, lattice)
+    assert locate.MIN_QUALITY <= first.quality < locate.WEAK_GUESS and len(squared) == 1
+    fit = locate._squared_ahead(levels, locate._Look(segments, [lattice], squared=squared), [first])
+    truth = np.array(shot.image.shape[1::-1]) - 1 - shot.corners  # turned half round
+    assert locate._sure(levels, fit) and corner_error(fit[0] * factor, truth) < TOLERANCE
+    sides = []
+    look = locate._segments
+    monkeypatch.setattr(locate, "_segments", lambda small, side: sides.append(side) or look(
+        small, side))
+    assert corner_error(locate_board(image).corners * factor, truth) < TOLERANCE
+    assert sides == [LSD_SIDES[0]]
+
+
 def test_a_faint_board_whose_cells_show_the_layout_is_refined_on():
     from bench.eval_locate import ENGLISH_LETTERS, random_board
 

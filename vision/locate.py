@@ -28,7 +28,7 @@ then.
 
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from itertools import islice
 
@@ -71,6 +71,8 @@ AGREE = 0.05  # cells; two lattices refined this close converged on the lines
 # one by vanishing points looked at too, and refined first when that shows GUESS_MARGIN more
 WEAK_GUESS = 0.6
 GUESS_MARGIN = 0.1
+SQUARE_RATIO = 1.6  # a family's comb this many times finer than the other's may be stripes ...
+SQUARER = 1.25  # ... and is looked for again within this factor of the other's period
 EVEN_CLIP = 3.0  # CLAHE clip limit of the second look at a photo where no board was found
 INVERTED_SHARE = 0.5  # clean pieces that must stay clean past the tiles to skip refining again
 
@@ -191,8 +193,12 @@ def _search_with(levels, pool):
         segments = _segments(small, side)
         if side != LSD_SIDES[-1] and (segments is None or len(segments[0]) < MIN_QUICK_SEGMENTS):
             continue  # too few segments for a grid whose lines show at this size: look closer
-        look = _Look(segments, _lattices(segments, [(0, 1)]))
+        squared = []
+        look = _Look(segments, _lattices(segments, [(0, 1)], squared), squared=squared)
         first = [_first_view(levels, corners) for corners in look.lattices]
+        best = _better(levels, best, _squared_ahead(levels, look, first))
+        if _sure(levels, best):
+            return best
         # seen from a chair a family may turn too far for one direction: where its lines meet
         # holds it. Refined first where it shows its lines clearly better.
         previous, (vanishing, ahead) = current, _vanishing_ahead(levels, segments, first)
@@ -279,6 +285,28 @@ def _best_fit(levels, lattices, best=None, first=None):
     return best
 
 
+def _squared_ahead(levels, look, first):
+    """The fit of `look`'s squared lattice (_lattices), or None, looked at only where the
+    lattice by direction's first view is weak (as _vanishing_ahead) and taken when the squared
+    one's shows GUESS_MARGIN more of its line pieces: a table's stripes took one family's
+    comb in the bench's striped-table render turned half round, whose finder then looked at a
+    larger size (session 59). Its period can be a little off, so its fit is refined again."""
+    if not first or not look.squared or not MIN_QUALITY <= first[0].quality < WEAK_GUESS:
+        return None
+    squared = look.squared[0]()
+    if squared is None:
+        return None
+    view = _first_view(levels, squared)
+    if view.quality < first[0].quality + GUESS_MARGIN:
+        return None
+    fit = _fitted(levels, squared, view)
+    return fit if fit is None else _better(levels, fit, _fitted_again(levels, fit))
+
+
+def _fitted_again(levels, fit):
+    return _fitted(levels, _rescale(fit[0], 1.0, levels[-1][1]))
+
+
 def _vanishing_ahead(levels, segments, first):
     """(the lattice by vanishing points in a list, its fit) when the lattice by direction's
     first view (`first`, one or none) shows fewer than WEAK_GUESS of its line pieces (but at
@@ -323,6 +351,7 @@ class _Look:
     segments: tuple
     lattices: list
     regions: list | None = None
+    squared: list = field(default_factory=list)  # the lattice by direction's squared one, made on demand
 
 
 def _crossing_fit(levels, look: _Look, best):
@@ -703,12 +732,13 @@ def _segments(small: np.ndarray, side: int):
     return ends[keep], vectors[keep], lengths[keep], angles, centre, smallest
 
 
-def _lattices(segments, pairs) -> list[np.ndarray]:
+def _lattices(segments, pairs, squared: list | None = None) -> list[np.ndarray]:
     """Grid corners from line segments, one guess per pair of the strongest directions in
     `pairs` (indices into the up to three strongest, 0 the strongest): take the segments near
     both directions, find each family's vanishing point, undo the perspective so each family is
     parallel, then fit a 16-line comb to each family's positions. Stripes of a table or a cloth
-    can outweigh one of the grid's directions, hence the other pairs."""
+    can outweigh one of the grid's directions, hence the other pairs. `squared`, a list, gets
+    each lattice's squared one to make on demand, where it has one (_comb_lattice)."""
     if segments is None:
         return []
     ends, vectors, lengths, angles, centre, smallest = segments
@@ -724,7 +754,7 @@ def _lattices(segments, pairs) -> list[np.ndarray]:
         points = [_vanishing_point(ends[m], vectors[m], lengths[m], rng) for m in families]
         if any(point is None for point in points):
             continue
-        corners = _comb_lattice(ends, lengths, families, points, centre, smallest)
+        corners = _comb_lattice(ends, lengths, families, points, centre, smallest, squared)
         if corners is not None:
             found.append(corners)
     return found
@@ -890,9 +920,12 @@ def _crossing_maps(segments, shape) -> np.ndarray:
     return crossing
 
 
-def _comb_lattice(ends, lengths, families, points, centre, smallest):
+def _comb_lattice(ends, lengths, families, points, centre, smallest, squared=None):
     """Send the horizon (the line through both vanishing points) to infinity, so each family
-    becomes parallel and evenly spaced, and fit a comb to each family's line positions."""
+    becomes parallel and evenly spaced, and fit a comb to each family's line positions.
+    Where one family's period is SQUARE_RATIO or more below the other's, `squared` (a list, or
+    None) gets the squared lattice to make on demand (_squared_lattice): a table's stripes
+    beside the board can give one family their finer comb (session 59)."""
     horizon = np.cross(points[0], points[1])
     if abs(horizon[2]) < 1e-12:
         return None
@@ -908,7 +941,7 @@ def _comb_lattice(ends, lengths, families, points, centre, smallest):
     flat_mids = _apply(affine, mids)
     flat_ends = _apply(affine, ends.reshape(-1, 2)).reshape(-1, 2, 2)
     flat_lengths = np.linalg.norm(flat_ends[:, 1] - flat_ends[:, 0], axis=1)
-    lines = []
+    positions, lines = [], []
     for members, point in zip(families, points, strict=True):
         direction = (affine @ point)[:2]
         direction = direction / (np.linalg.norm(direction) + 1e-12)
@@ -919,11 +952,35 @@ def _comb_lattice(ends, lengths, families, points, centre, smallest):
         if comb is None:
             return None
         start, period = np.array(comb) * scale
+        positions.append((at / scale, flat_lengths[members], scale))
         lines.append((normal, start, start + CELLS * period))
+    periods = [(end - start) / CELLS for _, start, end in lines]
+    if squared is not None and max(periods) >= SQUARE_RATIO * min(periods):
+        fine = int(np.argmin(periods))
+        squared.append(partial(_squared_lattice, lines, fine, positions[fine], affine, centre))
+    return _lattice_corners(lines, affine, centre)
+
+
+def _lattice_corners(lines, affine, centre):
     (n1, a0, a1), (n2, b0, b1) = lines
     flat_corners = np.array([_meet(n1, a, n2, b) for a, b in ((a0, b0), (a1, b0), (a1, b1), (a0, b1))])
     corners = _apply(np.linalg.inv(affine), flat_corners) + centre
     return order_corners(corners)
+
+
+def _squared_lattice(lines, fine, positions, affine, centre):
+    """The lattice of `lines` with family `fine`'s comb fitted again to its `positions` within
+    SQUARER of the other family's period (None when none fits there)."""
+    at, weight, scale = positions
+    other = lines[1 - fine]
+    near = (other[2] - other[1]) / CELLS / scale
+    comb = _comb_of_positions(at, weight, near / SQUARER, near * SQUARER)
+    if comb is None:
+        return None
+    start, period = np.array(comb) * scale
+    lines = list(lines)
+    lines[fine] = (lines[fine][0], start, start + CELLS * period)
+    return _lattice_corners(lines, affine, centre)
 
 
 def _across_scale(affine, ends, normal, at) -> float:
@@ -939,8 +996,9 @@ def _across_scale(affine, ends, normal, at) -> float:
     return scale if abs(np.log(scale)) > np.log(DEPTH_SCALED) else 1.0
 
 
-def _comb_of_positions(at, weight, smallest):
-    """(first line, period) of the best 16-line comb through weighted 1D line positions."""
+def _comb_of_positions(at, weight, smallest, largest=None):
+    """(first line, period) of the best 16-line comb through weighted 1D line positions, its
+    period at least `smallest` (and at most `largest`, when given)."""
     low, high = np.percentile(at, 1) - 5, np.percentile(at, 99) + 5
     if high - low < 40 or high - low > 20000:
         return None
@@ -949,7 +1007,11 @@ def _comb_of_positions(at, weight, smallest):
     hist = np.bincount(np.clip(((at - low) / width).astype(int), 0, count - 1), weights=weight,
                        minlength=count).astype(np.float32)
     hist = cv2.GaussianBlur(hist.reshape(1, -1), (0, 0), sigmaX=1.0).ravel()
-    offset, period, _ = _best_comb(hist, count / CELLS * 1.15, max(3.0, smallest / width))
+    longest = count / CELLS * 1.15 if largest is None else min(count / CELLS * 1.15, largest / width)
+    shortest = max(3.0, smallest / width)
+    if longest <= shortest:
+        return None
+    offset, period, _ = _best_comb(hist, longest, shortest)
     return low + offset * width, period * width
 
 
