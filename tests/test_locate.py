@@ -315,6 +315,26 @@ def test_a_family_whose_comb_took_a_table_s_stripes_is_combed_again_near_the_oth
     assert sides == [LSD_SIDES[0]]
 
 
+def test_a_steady_fit_gives_way_to_a_sure_one_where_lines_cross_with_far_more_lines(
+        monkeypatch):
+    import vision.locate as locate
+    from bench.eval_locate import ERUDIT_LETTERS, corner_error, random_board
+    from bench.eval_read import render_taken
+
+    # eval_locate's photo 324 from a chair, an empty board: every size's best fit shows half
+    # its line pieces and passes for steady (a late game's test), 1.6 cells off at a far
+    # corner; where the lines cross gives a sure fit of 0.92 (session 59)
+    image, truth = render_taken(random_board(np.random.default_rng(10_324), ERUDIT_LETTERS),
+                                324, "seated", style="erudit-black", pose="frontal")
+    steady = []
+    judge = locate._steady
+    monkeypatch.setattr(locate, "_steady", lambda levels, fitted: judge(levels, fitted) and (
+        steady.append(fitted) or True))
+    found = locate_board(image)
+    assert steady and corner_error(steady[0][0], truth) > 5 * TOLERANCE
+    assert corner_error(found.corners, truth) < TOLERANCE and found.quality > 0.9
+
+
 def test_a_faint_board_whose_cells_show_the_layout_is_refined_on():
     from bench.eval_locate import ENGLISH_LETTERS, random_board
 

@@ -71,6 +71,7 @@ AGREE = 0.05  # cells; two lattices refined this close converged on the lines
 # one by vanishing points looked at too, and refined first when that shows GUESS_MARGIN more
 WEAK_GUESS = 0.6
 GUESS_MARGIN = 0.1
+CLEARER = 0.3  # line quality by which a sure fit of where lines cross outdoes a steady one
 SQUARE_RATIO = 1.6  # a family's comb this many times finer than the other's may be stripes ...
 SQUARER = 1.25  # ... and is looked for again within this factor of the other's period
 EVEN_CLIP = 3.0  # CLAHE clip limit of the second look at a photo where no board was found
@@ -176,7 +177,9 @@ def _search(levels):
     fits nothing plausible (before the lattice by vanishing points, which the stripes mislead
     as much) or shows under HOPELESS of its line pieces at first sight (before refining it): a
     striped cloth's directions outweighed the board's there, and the larger sizes see the same
-    stripes at several times the cost (models/MODEL_CARD.md, sessions 33, 51, 58).
+    stripes at several times the cost (models/MODEL_CARD.md, sessions 33, 51, 58). A fit that
+    is only steady (_steady) is checked against where the lines cross before it is taken: from
+    a chair a grid cells off an empty board can pass for steady (session 59).
     Guesses are refined side by side (numpy and OpenCV let go of the GIL), and weighed in
     turn. Last, where the layout explains none of the best fit, that grid twice as long one
     way (_stretched)."""
@@ -224,15 +227,18 @@ def _search_with(levels, pool):
         if _sure(levels, best) or _settled(levels, best, previous, current):
             return best
         seen.append(look)
-    if _steady(levels, best):  # every size looked: no need of the last stage's guesses
-        return best
+    steady = best if _steady(levels, best) else None
     # only then where the other sizes' lines cross: a grid fitted to a crowd of tiles there
-    # can pass for sure, where a larger size's lattice would have found the board
+    # can pass for sure, where a larger size's lattice would have found the board. A steady
+    # fit gives way only to a sure one there that shows CLEARER more of its line pieces.
     for look in seen:
         if look.regions is None:
-            best = _crossing_fit(levels, look, best)
-            if _sure(levels, best):
-                return best
+            fit = _crossing_fit(levels, look, best if steady is None else None)
+            best = fit if steady is None else best
+            if _sure(levels, fit) and (steady is None or fit[2] >= steady[2] + CLEARER):
+                return fit
+    if steady is not None:  # every size looked: no need of the last stage's guesses
+        return steady
     fits = [fit for fit in map(lambda quad: _comb_in_quad(small, quad),
                                _outline_candidates(small)) if fit is not None]
     # rank the combs as the refined grids are ranked: line evidence less layout misfit
