@@ -199,9 +199,10 @@ def _search_with(levels, pool):
         squared = []
         look = _Look(segments, _lattices(segments, [(0, 1)], squared), squared=squared)
         first = [_first_view(levels, corners) for corners in look.lattices]
-        best = _better(levels, best, _squared_ahead(levels, look, first))
-        if _sure(levels, best):
-            return best
+        squared_fit = _squared_ahead(levels, look, first)
+        if _sure(levels, squared_fit):
+            return squared_fit
+        best = _better(levels, best, squared_fit)
         # seen from a chair a family may turn too far for one direction: where its lines meet
         # holds it. Refined first where it shows its lines clearly better.
         previous, (vanishing, ahead) = current, _vanishing_ahead(levels, segments, first)
@@ -292,7 +293,7 @@ def _best_fit(levels, lattices, best=None, first=None):
 
 
 def _squared_ahead(levels, look, first):
-    """The fit of `look`'s squared lattice (_lattices), or None, looked at only where the
+    """The fit of `look`'s squared lattice (_squared_lattice), or None, looked at only where the
     lattice by direction's first view is weak (as _vanishing_ahead) and taken when the squared
     one's shows GUESS_MARGIN more of its line pieces: a table's stripes took one family's
     comb in the bench's striped-table render turned half round, whose finder then looked at a
@@ -357,7 +358,7 @@ class _Look:
     segments: tuple
     lattices: list
     regions: list | None = None
-    squared: list = field(default_factory=list)  # the lattice by direction's squared one, made on demand
+    squared: list = field(default_factory=list)  # its squared lattice, made on demand
 
 
 def _crossing_fit(levels, look: _Look, best):
@@ -1013,10 +1014,11 @@ def _comb_of_positions(at, weight, smallest, largest=None):
     hist = np.bincount(np.clip(((at - low) / width).astype(int), 0, count - 1), weights=weight,
                        minlength=count).astype(np.float32)
     hist = cv2.GaussianBlur(hist.reshape(1, -1), (0, 0), sigmaX=1.0).ravel()
-    longest = count / CELLS * 1.15 if largest is None else min(count / CELLS * 1.15, largest / width)
-    shortest = max(3.0, smallest / width)
-    if longest <= shortest:
-        return None
+    longest, shortest = count / CELLS * 1.15, max(3.0, smallest / width)
+    if largest is not None:
+        longest = min(longest, largest / width)
+        if longest <= shortest:
+            return None
     offset, period, _ = _best_comb(hist, longest, shortest)
     return low + offset * width, period * width
 
