@@ -298,20 +298,28 @@ def _squared_ahead(levels, look, first):
     one's shows GUESS_MARGIN more of its line pieces: a table's stripes took one family's
     comb in the bench's striped-table render turned half round, whose finder then looked at a
     larger size (session 59). Its period can be a little off, so its fit is refined again."""
-    if not first or not look.squared or not MIN_QUALITY <= first[0].quality < WEAK_GUESS:
+    if not _weak(first) or not look.squared:
         return None
     squared = look.squared[0]()
-    if squared is None:
-        return None
-    view = _first_view(levels, squared)
-    if view.quality < first[0].quality + GUESS_MARGIN:
-        return None
-    fit = _fitted(levels, squared, view)
-    return fit if fit is None else _better(levels, fit, _fitted_again(levels, fit))
+    fit = None if squared is None else _fitted_if_clearer(levels, squared, first[0])
+    return fit if fit is None else _better(levels, fit, _fitted(
+        levels, _rescale(fit[0], 1.0, levels[-1][1])))
 
 
-def _fitted_again(levels, fit):
-    return _fitted(levels, _rescale(fit[0], 1.0, levels[-1][1]))
+def _weak(first) -> bool:
+    """Whether the lattice by direction's first view (`first`, one or none) shows fewer than
+    WEAK_GUESS of its line pieces, but at least MIN_QUALITY (fainter: a cloth's stripes,
+    looked at where lines cross first)."""
+    return bool(first) and MIN_QUALITY <= first[0].quality < WEAK_GUESS
+
+
+def _fitted_if_clearer(levels, corners, first: "_FirstView"):
+    """The fit of a guess whose first view shows GUESS_MARGIN more of its line pieces than
+    `first`, another guess's; else None."""
+    view = _first_view(levels, corners)
+    if view.quality < first.quality + GUESS_MARGIN:
+        return None
+    return _fitted(levels, corners, view)
 
 
 def _vanishing_ahead(levels, segments, first):
@@ -320,15 +328,12 @@ def _vanishing_ahead(levels, segments, first):
     least MIN_QUALITY) and the vanishing one's shows GUESS_MARGIN more; else (that lattice or
     None, None). From a chair the lattice by direction was refined for nothing, before a sure
     one by vanishing points, in one photo of six (`eval_locate --seated`, session 57)."""
-    if not first or not MIN_QUALITY <= first[0].quality < WEAK_GUESS:
-        return None, None  # fainter: a cloth's stripes, looked at where lines cross first
+    if not _weak(first):
+        return None, None
     vanishing = _vanishing_lattice(segments)
     if not vanishing:
         return vanishing, None
-    view = _first_view(levels, vanishing[0])
-    if view.quality < first[0].quality + GUESS_MARGIN:
-        return vanishing, None
-    return vanishing, _fitted(levels, vanishing[0], view)
+    return vanishing, _fitted_if_clearer(levels, vanishing[0], first[0])
 
 
 def _first_sure(levels, pool, best, tasks):
