@@ -458,7 +458,8 @@ def shipped(model: TileNet, out: Path, meta: dict, val: tuple,
     bits = reader.meta["weight_bits"]
     meta = {**meta, "float_val_accuracy": meta["val_accuracy"],
             "val_accuracy": round(float(right.mean()), 5), "weight_bits": bits,
-            "quantized": f"QDQ, 8-bit activations, {bits}-bit weights per channel"}
+            "quantized": f"QDQ, 8-bit activations, {bits}-bit weights per channel",
+            "space_to_depth": reader.meta["space_to_depth"]}
     _write_info(path, meta)
     return path, meta
 

@@ -41,6 +41,7 @@ def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
     graph = onnx.load(str(tiny_model / "tiles-second.onnx")).graph
     assert any(node.op_type == "QuantizeLinear" for node in graph.node)
     assert meta["weight_bits"] == 7 and _widest_weight(graph) <= 64
+    assert meta["space_to_depth"] == {"block": 2, "pad": 2}  # the reader's fast input
     # 8 bits cost the network next to nothing on its own validation crops
     assert abs(meta["val_accuracy"] - meta["float_val_accuracy"]) < 0.03
 
@@ -204,3 +205,28 @@ def test_an_8_bit_model_narrowed_to_7_bits_reads_as_before(tmp_path):
         out = tmp_path / ("missing/out.onnx" if source == full else "out.onnx")
         with pytest.raises(SystemExit, match=f"models.quantize: .*{reason}"):
             main(["--narrow", str(source), str(out)])
+
+
+def test_a_network_fed_its_crops_in_blocks_reads_every_crop_alike_to_the_bit(tmp_path):
+    """models.quantize.space_to_depth regroups the first convolution's kernel as the reader
+    cuts each crop into 2×2 blocks: the same integer sums, so the same outputs, exactly."""
+    import torch
+
+    from models.quantize import main, quantize, space_to_depth
+    from models.train import TileNet, export
+
+    torch.manual_seed(1)
+    float_path = export(TileNet(width=8), tmp_path / "float", {"seed": 0})
+    crops = np.random.default_rng(1).integers(0, 256, (256, 48, 48, 3), dtype=np.uint8)
+    crops[:4] = np.reshape((0, 255, 127, 128), (4, 1, 1, 1))  # extremes, the middle's sides
+    plain = quantize(float_path, tmp_path / "plain.onnx", crops, blocks=False)
+    blocked = space_to_depth(plain, tmp_path / "blocked.onnx")
+    model = load_model(str(blocked))
+    assert model.meta["space_to_depth"] == {"block": 2, "pad": 2}
+    assert model.prepare(crops[:3]).shape == (3, 12, 26, 26)
+    for before, after in zip(load_model(str(plain)).run(crops), model.run(crops), strict=True):
+        assert np.array_equal(before, after)
+    for source, reason in ((blocked, "already cut into blocks"),
+                           (float_path, "not an 8-bit QDQ model whose input feeds a convolution")):
+        with pytest.raises(SystemExit, match=f"models.quantize: .*{reason}"):
+            main(["--space-to-depth", str(source), str(tmp_path / "out.onnx")])

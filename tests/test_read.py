@@ -153,7 +153,7 @@ def test_the_shipped_networks_read_alike_the_fast_and_the_exact_way(name):
     are run the fast way on every CPU and still read every crop alike everywhere."""
     path = str(model_dir() / f"{name}.onnx")
     model = load_model(path)
-    assert model.meta["weight_bits"] == 7
+    assert model.meta["weight_bits"] == 7 and model.meta["space_to_depth"]
     options = ort.SessionOptions()
     options.add_session_config_entry("session.x64quantprecision", "1")
     exact = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])

@@ -98,11 +98,30 @@ class Model:
         return log_softmax(logits), embeddings, theirs
 
     def prepare(self, crops: np.ndarray) -> np.ndarray:
-        """(N, H, W, 3) uint8 BGR → the network's normalised (N, 3, H, W) float32 input."""
+        """(N, H, W, 3) uint8 BGR → the network's normalised (N, 3, H, W) float32 input; for
+        a network that takes its input in blocks (models.quantize.space_to_depth), the crops
+        padded with zeros after normalising and cut into 2×2 blocks, (N, 12, H/2+, W/2+)."""
+        blocks = self.meta.get("space_to_depth")
+        if blocks:
+            return self._prepare_blocks(crops, blocks["pad"])
         # Transposing bytes before the float copy, then one multiply-add: 5× cheaper.
         x = np.ascontiguousarray(crops.transpose(0, 3, 1, 2)).astype(np.float32)
         x *= (1 / (255 * self.std)).reshape(1, 3, 1, 1)
         x += (-self.mean / self.std).reshape(1, 3, 1, 1)
+        return x
+
+    def _prepare_blocks(self, crops: np.ndarray, pad: int) -> np.ndarray:
+        count, height, width, _ = crops.shape
+        padded = np.zeros((count, height + 2 * pad, width + 2 * pad, 3), np.uint8)
+        padded[:, pad:pad + height, pad:pad + width] = crops
+        rows, columns = padded.shape[1] // 2, padded.shape[2] // 2
+        # (crop, row in block, column in block, colour, block row, block column): SpaceToDepth's order
+        x = np.ascontiguousarray(padded.reshape(count, rows, 2, columns, 2, 3)
+                                 .transpose(0, 2, 4, 5, 1, 3)).reshape(count, 12, rows, columns)
+        x = x.astype(np.float32)
+        scale, shift = _block_normalising(tuple(self.mean), tuple(self.std), height, width, pad)
+        x *= scale  # the padding's scale and shift are 0: an exact 0.0, as the convolution pads
+        x += shift
         return x
 
     def columns(self, labels, stars: tuple[str, ...] = (STAR, BLANK)) -> np.ndarray:
@@ -123,6 +142,22 @@ class Model:
         """(N, len(labels)) probabilities, renormalised over the labels' glyphs only."""
         log_probs, _ = self.run(crops)
         return masked(log_probs, self.label_matrix(labels, stars))
+
+
+@lru_cache(maxsize=4)
+def _block_normalising(mean: tuple, std: tuple, height: int, width: int,
+                       pad: int) -> tuple[np.ndarray, np.ndarray]:
+    """(12, rows, columns) float32 scale and shift of a padded crop cut into 2×2 blocks: each
+    pixel's the same as an uncut crop's (the same bits), the padding's zero."""
+    inside = np.zeros((height + 2 * pad, width + 2 * pad), bool)
+    inside[pad:pad + height, pad:pad + width] = True
+    rows, columns = inside.shape[0] // 2, inside.shape[1] // 2
+    inside = inside.reshape(rows, 2, columns, 2).transpose(1, 3, 0, 2)  # (row in block, column in block, ...)
+    mean, std = np.float32(mean), np.float32(std)
+    scale = np.where(inside[:, :, None], (1 / (255 * std))[:, None, None], np.float32(0))
+    shift = np.where(inside[:, :, None], (-mean / std)[:, None, None], np.float32(0))
+    return (scale.astype(np.float32).reshape(12, rows, columns),
+            shift.astype(np.float32).reshape(12, rows, columns))
 
 
 def masked(log_probs: np.ndarray, matrix: np.ndarray) -> np.ndarray:
