@@ -385,6 +385,34 @@ def test_an_empty_square_that_may_be_a_blank_tile_is_read_again_and_asked_about(
     assert item["cell"] == "G3" and [c[0] for c in item["candidates"]] == [".", "A", "*"]
 
 
+def test_a_star_short_of_sure_is_read_again_where_the_box_may_print_its_jokers_as_stars():
+    from vision.read import STAR_DOUBT, read_again
+    probs = np.array([[0.05, 0.93, 0.01, 0.01],  # a star, sure enough to be told
+                      [0.0, STAR_DOUBT, 0.005, 0.005],  # a star past doubt
+                      [0.02, 0.02, 0.95, 0.01],  # a sure letter
+                      [0.1, 0.05, 0.8, 0.05]])  # a letter in doubt
+    assert read_again(probs, printed_stars=True).tolist() == [True, False, False, True]
+    assert read_again(probs, printed_stars=False).tolist() == [False, False, False, True]
+
+
+def test_an_empty_square_of_an_erudit_box_is_not_silently_read_as_a_blank_tile():
+    """erudit-english takes both joker looks: on an Эрудит box the first network read this
+    empty square as a blank tile at 0.92 (a sure star, so never read again); the second
+    network, asked now, reads it as the empty square it is (tuning render 7 000 341)."""
+    from bench.eval_read import TUNING_SEEDS, _synthetic_rules
+    from models.dataset import board_label, random_board
+    from vision.locate import Location
+
+    seed = 7_000_341
+    rng = np.random.default_rng(seed)
+    alphabet, ruleset = _synthetic_rules("erudit-cream", rng)
+    assert ruleset == "erudit-english" and (seed - TUNING_SEEDS.start) % 4 == 1
+    board = random_board(rng, alphabet)
+    shot = render_photo(board, seed=seed, style="erudit-cream")
+    reading = read_grid(shot.image, Location(shot.corners, 0.0, 1.0), ruleset=ruleset)
+    assert board_label(board)[11][12] == "." and reading.board[11][12] == "."
+
+
 def test_a_doubt_the_references_settle_is_still_asked_about():
     labels = [".", "*", "Ш", "Щ", "Ц"]
     grid = _sure_empty_board(labels)
