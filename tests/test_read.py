@@ -413,6 +413,35 @@ def test_an_empty_square_of_an_erudit_box_is_not_silently_read_as_a_blank_tile()
     assert board_label(board)[11][12] == "." and reading.board[11][12] == "."
 
 
+def test_a_board_that_shows_a_printed_star_holds_no_blank_tile():
+    from vision.read import STAR_SEEN, joker_look
+    model = load_model()
+    log_probs = np.log(np.full((3, len(GLYPHS)), 1e-4))
+    log_probs[:, GLYPHS.index(".")] = np.log(0.95)
+    assert joker_look(model, log_probs, ("*", "?")) == ("*", "?")  # no joker shown: both looks
+    log_probs[1, GLYPHS.index("*")] = np.log(STAR_SEEN)
+    assert joker_look(model, log_probs, ("*", "?")) == ("*",)
+    assert joker_look(model, log_probs, ("?",)) == ("?",)  # a ruleset's own look stays
+
+
+@pytest.mark.parametrize(("seed", "row", "column"), [(7_000_093, 0, 0), (7_000_121, 1, 5)])
+def test_an_erudit_box_s_empty_square_is_not_read_as_a_blank_where_stars_show(seed, row, column):
+    """Tuning renders of Эрудит boxes under erudit-english (both joker looks): the first
+    network read these empty squares as blank tiles; the board's printed stars rule blanks out."""
+    from bench.eval_read import TUNING_SEEDS, _synthetic_rules
+    from models.dataset import board_label, random_board
+    from vision.locate import Location
+
+    rng = np.random.default_rng(seed)
+    alphabet, ruleset = _synthetic_rules("erudit-cream", rng)
+    assert ruleset == "erudit-english" and (seed - TUNING_SEEDS.start) % 4 == 1
+    board = random_board(rng, alphabet)
+    shot = render_photo(board, seed=seed, style="erudit-cream")
+    reading = read_grid(shot.image, Location(shot.corners, 0.0, 1.0), ruleset=ruleset)
+    assert board_label(board)[row][column] == "." and reading.board[row][column] == "."
+    assert any("*" in line for line in reading.board)  # the stars that tell the box's look
+
+
 def test_a_doubt_the_references_settle_is_still_asked_about():
     labels = [".", "*", "Ш", "Щ", "Ц"]
     grid = _sure_empty_board(labels)
