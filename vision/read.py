@@ -71,15 +71,11 @@ TORN = 0.2
 # had 0.022+ of the star, against 57 of 29 739 empty squares. 400 tuning renders, true corners:
 # 222 -> 217 wrong cells, 23 -> 14 of them not asked about, 1 502 -> 1 647 cells asked.
 BLANK_DOUBT = 0.02
-# a star below this on a box whose jokers may print a star is read again too: where a ruleset
-# takes both looks (erudit-english), an Эрудит box's empty square passed for a blank tile at
-# 0.92-0.94, the second network sure it was empty (2 of the 14 silent misses of 400 tuning
-# renders, true corners). Not on blank-only boxes: re-read, true blanks there turned empty.
-STAR_DOUBT = 0.99
 # a printed star read this surely shows the box's jokers print one (joker_look): tuning renders
-# of Эрудит boxes under erudit-english, which takes both looks, read three empty squares as
-# blank tiles before (400 renders, true corners: 216 -> 213 wrong, 1 652 -> 1 523 asked;
-# 0.8 did the same, 0.99 almost nothing: label smoothing keeps the network under ~0.97)
+# of Эрудит boxes under erudit-english, which takes both looks, read four empty squares as
+# blank tiles before, two of them sure (400 renders, true corners: 217 -> 213 wrong, 14 -> 12
+# not asked about, 1 647 -> 1 520 asked; 0.8 did the same, 0.99 almost nothing: label
+# smoothing keeps the network under ~0.97)
 STAR_SEEN = 0.9
 
 # ... from crops moved 2 px (of 32 per cell) each way, diagonals too: with the diagonals
@@ -147,7 +143,6 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     stars = star_glyphs(rules.name)
     labels = labels_for(rules.alphabet)
     model = load_model() if profile is None else load_profile_model()
-    matrix = model.label_matrix(labels, stars)
     printed = premium_kinds(rules.layout)
     log_probs, embeddings, turns = _classify_upright(model, crops, rules.alphabet, stars, turns,
                                                      profile, printed.reshape(-1) == ".")
@@ -156,7 +151,7 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     # doubtful cells: this network on one thread beside the second on another, 10-12 ms a
     # photo less than the first on two threads and then the second (the same readings)
     _look_again(model if profile is not None else load_model(threads=1), view, log_probs,
-                embeddings, turns, matrix, STAR in stars)
+                embeddings, turns, matrix)
     general = None
     if profile is not None:
         general = masked(log_probs, matrix)
@@ -197,13 +192,13 @@ def joker_look(model: Model, log_probs: np.ndarray, stars: tuple[str, ...]) -> t
 
 
 def _look_again(model: Model, view: np.ndarray, log_probs: np.ndarray, embeddings: np.ndarray,
-                turns: int, matrix: np.ndarray, printed_stars: bool = False) -> None:
+                turns: int, matrix: np.ndarray) -> None:
     """Doubtful cells read again, in place: from crops shifted a little each way (SHIFTS), and
     by a second network trained another way from all nine framings. Their log-probabilities
     become the renormalised mean of the eighteen readings, their embeddings the mean of
     `model`'s nine (those a box profile compares). A misread of one crop's framing or of one
-    network rarely survives the others; sure cells are left (read_again)."""
-    doubtful = np.flatnonzero(read_again(masked(log_probs, matrix), printed_stars))
+    network rarely survives the others; sure cells are left."""
+    doubtful = np.flatnonzero(in_doubt(masked(log_probs, matrix)))
     if len(doubtful) == 0:
         return
     framings = ((0, 0), *SHIFTS)
@@ -226,14 +221,6 @@ def _look_again(model: Model, view: np.ndarray, log_probs: np.ndarray, embedding
     log_probs[doubtful] = log_softmax(total / (2 * len(framings)))
     looks = more_embeddings.reshape(len(doubtful), len(SHIFTS), -1).sum(axis=1)
     embeddings[doubtful] = (embeddings[doubtful] + looks) / len(framings)
-
-
-def read_again(probs: np.ndarray, printed_stars: bool) -> np.ndarray:
-    """Whether each cell of label probabilities (N, K), the empty square first and then the
-    star, is read again: in doubt, or, on a box whose jokers may print a star
-    (`printed_stars`), read as a star below STAR_DOUBT."""
-    star = (probs.argmax(axis=-1) == 1) & (probs[..., 1] < STAR_DOUBT) & printed_stars
-    return in_doubt(probs) | star
 
 
 def in_doubt(probs: np.ndarray, below: float = DOUBTFUL) -> np.ndarray:
