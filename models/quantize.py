@@ -136,8 +136,7 @@ def space_to_depth(path: Path, out_path: Path) -> Path:
     onnx.checker.check_model(model)
     onnx.save(model, str(out_path))
     meta["space_to_depth"] = {"block": 2, "pad": int(pad)}
-    out_path.with_suffix(".json").write_text(json.dumps(meta, ensure_ascii=False, indent=1)
-                                             + "\n", encoding="utf-8")
+    _write_meta(out_path.with_suffix(".json"), meta)
     return out_path
 
 
@@ -177,7 +176,11 @@ def _mark_bits(meta_path: Path, out_meta: Path, bits: int, how: str = "") -> Non
     meta["weight_bits"] = bits
     if how:  # its val_accuracy stays the full-range file's
         meta["quantized"] = f"QDQ, 8-bit activations, {bits}-bit weights per channel, {how}"
-    out_meta.write_text(json.dumps(meta, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    _write_meta(out_meta, meta)
+
+
+def _write_meta(path: Path, meta: dict) -> None:
+    path.write_text(json.dumps(meta, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def main(argv=None) -> None:
