@@ -212,13 +212,32 @@ def test_a_size_whose_lattice_by_direction_fits_nothing_looks_where_its_lines_cr
     segments, crossing = locate._segments, locate._crossing_fit
     vanishing = locate._vanishing_lattice
     monkeypatch.setattr(locate, "_segments",
-                        lambda small, side: sides.append(side) or segments(small, side))
+                        lambda small, side, **named: sides.append(side) or segments(
+                            small, side, **named))
     monkeypatch.setattr(locate, "_crossing_fit",
                         lambda levels, size, best: crossed.append(1) or crossing(levels, size, best))
     monkeypatch.setattr(locate, "_vanishing_lattice",
                         lambda found: vanished.append(1) or vanishing(found))
     located_well(shot)
     assert sides == [LSD_SIDES[0]] and crossed == [1] and not vanished
+
+
+def test_a_copy_too_plain_for_enough_segments_is_not_searched_for_them(monkeypatch):
+    import vision.locate as locate
+
+    # bench_read's late Эрудит-black board: at the smallest size LSD finds too few segments
+    # for the grid (4 ms for nothing). That copy shows too few edges to hold them, so LSD is
+    # not run there, and the board is found at the next size just where it was before.
+    shot = render_photo(late_board(100, "erudit-black"), seed=100, style="erudit-black",
+                        size=(4000, 3000))
+    small = _pyramid(shot.image)[-1][0]
+    segments = _segments(small, LSD_SIDES[0])
+    assert segments is not None and len(segments[0]) < locate.MIN_QUICK_SEGMENTS
+    assert _segments(small, LSD_SIDES[0], skim=True) is None
+    skimmed = locate_board(shot.image).corners
+    monkeypatch.setattr(locate, "PLAIN_COPY", 0.0)
+    assert np.array_equal(locate_board(shot.image).corners, skimmed)
+    assert corner_error(skimmed, shot.corners) < TOLERANCE
 
 
 def test_from_a_chair_a_faint_lattice_by_direction_waits_for_the_one_by_vanishing_points(
@@ -309,8 +328,8 @@ def test_a_family_whose_comb_took_a_table_s_stripes_is_combed_again_near_the_oth
     assert locate._sure(levels, fit) and corner_error(fit[0] * factor, truth) < TOLERANCE
     sides = []
     look = locate._segments
-    monkeypatch.setattr(locate, "_segments", lambda small, side: sides.append(side) or look(
-        small, side))
+    monkeypatch.setattr(locate, "_segments", lambda small, side, **named: sides.append(
+        side) or look(small, side, **named))
     assert corner_error(locate_board(image).corners * factor, truth) < TOLERANCE
     assert sides == [LSD_SIDES[0]]
 
