@@ -753,7 +753,7 @@ def _edge_share(grey: np.ndarray) -> float:
     same per pixel however few segments it finds (4 ms at 320 px for 40 segments), and a copy
     this plain finds too few: of 600 `eval_locate` renders (as rendered, dim, in a shadow,
     from a chair) at 320 px none under 0.21 found MIN_QUICK_SEGMENTS, and 211 of the 447 that
-    found fewer were under PLAIN_COPY; of the real photos none under 0.25 found as many."""
+    found fewer were under PLAIN_COPY (models/MODEL_CARD.md, session 61)."""
     dx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=1)
     dy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=1)
     return float(np.count_nonzero(dx * dx + dy * dy > EDGE_STEP ** 2)) / grey.size
