@@ -245,12 +245,8 @@ def _count(tallies: list[Tally], case: dict, read: tuple) -> None:
 def _synthetic_case(case: tuple) -> dict:
     """Render one seed's photo and read it with the true corners and with those found."""
     i, fonts, size, condition = case
-    seeds = EVAL_SEEDS if fonts == "heldout" else TUNING_SEEDS
-    seed = seeds.start + i
-    rng = np.random.default_rng(seed)
-    style = STYLES[i % len(STYLES)]
-    alphabet, ruleset = _synthetic_rules(style, rng)
-    board = random_board(rng, alphabet)
+    seed = (EVAL_SEEDS if fonts == "heldout" else TUNING_SEEDS).start + i
+    style, ruleset, board = synthetic_board(seed, i)
     shot, image, corners = shot_taken(board, seed, condition, style=style, fonts=fonts, size=size)
     return {"tag": f"seed {seed} {style} {ruleset}", "label": board_label(board),
             "font": Path(shot.font).name,
@@ -291,6 +287,14 @@ def _worker(models: dict, setup=None, args: tuple = ()) -> None:
 
 def tiles_on(board: list[str]) -> int:
     return sum(ch != "." for row in board for ch in row)
+
+
+def synthetic_board(seed: int, number: int) -> tuple[str, str, list[str]]:
+    """(style, ruleset, board) of a set's render `number`, whose seed is `seed`."""
+    rng = np.random.default_rng(seed)
+    style = STYLES[number % len(STYLES)]
+    alphabet, ruleset = _synthetic_rules(style, rng)
+    return style, ruleset, random_board(rng, alphabet)
 
 
 def _synthetic_rules(style: str, rng) -> tuple[str, str]:

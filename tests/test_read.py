@@ -387,13 +387,10 @@ def test_an_empty_square_that_may_be_a_blank_tile_is_read_again_and_asked_about(
 
 def _tuning_render(seed: int, style: str):
     """(board, render, ruleset) of bench.eval_read's tuning render `seed`, drawn in `style`."""
-    from bench.eval_read import STYLES, TUNING_SEEDS, _synthetic_rules
-    from models.dataset import random_board
+    from bench.eval_read import TUNING_SEEDS, synthetic_board
 
-    assert STYLES[(seed - TUNING_SEEDS.start) % len(STYLES)] == style
-    rng = np.random.default_rng(seed)
-    alphabet, ruleset = _synthetic_rules(style, rng)
-    board = random_board(rng, alphabet)
+    drawn, ruleset, board = synthetic_board(seed, seed - TUNING_SEEDS.start)
+    assert drawn == style
     return board, render_photo(board, seed=seed, style=style), ruleset
 
 
