@@ -88,7 +88,7 @@ def test_model_covers_every_ruleset_alphabet_one_to_one(load):
 
 def test_the_second_opinion_runs_on_the_calling_thread():
     """Its batches are small; a pool of its own would spin on the cores the first network's
-    next batch needs (models/MODEL_CARD.md, session 27). It reads as on two threads."""
+    next batch needs (docs/model-history.md, session 27). It reads as on two threads."""
     first, second = load_model(), load_second()
     assert first.session.get_session_options().intra_op_num_threads == 2
     assert second.session.get_session_options().intra_op_num_threads == 1

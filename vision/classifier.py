@@ -259,7 +259,7 @@ def load_profile_model() -> Model:
     then 193 with a second network that saw boxes in random colours).
     Each network reads on one thread, the two side by side: a calibrated read of a real photo
     took 10-28 % less time than with the first network on two threads and the second after
-    it (the same readings to the bit; models/MODEL_CARD.md, session 38)."""
+    it (the same readings to the bit; docs/model-history.md, session 38)."""
     return replace(load_model(threads=1), partner=load_second())
 
 

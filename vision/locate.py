@@ -177,7 +177,7 @@ def _search(levels):
     fits nothing plausible (before the lattice by vanishing points, which the stripes mislead
     as much) or shows under HOPELESS of its line pieces at first sight (before refining it): a
     striped cloth's directions outweighed the board's there, and the larger sizes see the same
-    stripes at several times the cost (models/MODEL_CARD.md, sessions 33, 51, 58). A fit that
+    stripes at several times the cost (docs/model-history.md, sessions 33, 51, 58). A fit that
     is only steady (_steady) is checked against where the lines cross before it is taken: from
     a chair a grid cells off an empty board can pass for steady (session 59).
     Guesses are refined side by side (numpy and OpenCV let go of the GIL), and weighed in
@@ -451,7 +451,7 @@ def _steady(levels, fitted) -> bool:
     board all the same: at least STEADY_QUALITY of its line pieces stand out, the layout
     explains its cells as well as a sure fit's, and no grid moved by whole cells can be the
     board. Late in a game tiles hide too many line pieces for a sure fit; the last stage's
-    guesses then found no better grid, at several times the time (models/MODEL_CARD.md,
+    guesses then found no better grid, at several times the time (docs/model-history.md,
     session 26). Taken only once every size was looked at: a smaller size's bent grid can
     pass the test, and the closer look mends it."""
     if fitted is None or fitted[2] < STEADY_QUALITY or fitted[3] > SURE_MISFIT:
@@ -753,7 +753,7 @@ def _edge_share(grey: np.ndarray) -> float:
     same per pixel however few segments it finds (4 ms at 320 px for 40 segments), and a copy
     this plain finds too few: of 600 `eval_locate` renders (as rendered, dim, in a shadow,
     from a chair) at 320 px none under 0.21 found MIN_QUICK_SEGMENTS, and 211 of the 447 that
-    found fewer were under PLAIN_COPY (models/MODEL_CARD.md, session 61)."""
+    found fewer were under PLAIN_COPY (docs/model-history.md, session 61)."""
     dx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=1)
     dy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=1)
     return float(np.count_nonzero(dx * dx + dy * dy > EDGE_STEP ** 2)) / grey.size
