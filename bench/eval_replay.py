@@ -21,7 +21,8 @@ of the wrong moves the replay itself marked as unsure.
 With `--live` each photo is instead proposed alone, on the true board before it, as the web
 app proposes a turn that the player then confirms or corrects (no later photos to weigh):
 prints how many proposals were right and sure, right but unsure (a confirmation asked for),
-refused (a photo to take again), wrong but unsure, and wrong yet sure (a silent error).
+refused (a photo to take again), wrong but unsure, and wrong yet sure (a silent error), and
+of the wrong ones how many offered the true move among their alternatives (one tap mends it).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.eval_read import add_condition_options, pool_of, rendered_so  # noqa: E402
-from engine.board import is_star  # noqa: E402
+from engine.board import is_star, parse_cell  # noqa: E402
 from engine.errors import EruditError  # noqa: E402
 from engine.game import Game  # noqa: E402
 from engine.ruleset import load_ruleset  # noqa: E402
@@ -100,16 +101,19 @@ def evaluate(seed: int, damage: str, style: str, turns: int, players: int,
 
 
 OUTCOMES = ("right", "right, unsure", "refused", "wrong, unsure", "wrong, sure")
+OFFERED = "wrong, the true move offered"  # a subset of the wrong ones, not an outcome of its own
 
 
 def evaluate_live(seed: int, damage: str, style: str, turns: int, players: int,
                   box: int | None = None, profile=None, condition: str | None = None):
-    """Each photo's proposal alone, on the true board before it: {outcome: turns}."""
+    """Each photo's proposal alone, on the true board before it: {outcome: turns}, and under
+    OFFERED the wrong proposals whose alternatives hold the true move."""
     from companion_app.photos import propose_image
 
     photos = photographed(seed, damage, style, turns, players, box, condition)
     game = new_game(photos, profile)
     outcomes = {outcome: [] for outcome in OUTCOMES}
+    offered = []
     for number, (image, board) in enumerate(zip(photos.images, photos.boards, strict=True), 1):
         try:
             proposal = propose_image(game, image, profile)
@@ -120,8 +124,21 @@ def evaluate_live(seed: int, damage: str, style: str, turns: int, players: int,
             sure = "sure" if proposal.sure else "unsure"
             outcomes["right" if (right, sure) == ("right", "sure") else f"{right}, {sure}"] \
                 .append(number)
+            if right == "wrong" and _offered(game.board, proposal.alternatives, board):
+                offered.append(number)
         game.play(board)  # the player confirmed or corrected it
-    return outcomes
+    return {**outcomes, OFFERED: offered}
+
+
+def _offered(before, alternatives: list[dict], truth) -> bool:
+    """Whether one of a proposal's alternatives, put on the board before it, is the truth."""
+    for alternative in alternatives:
+        board = before.copy()
+        for tile in alternative["tiles"]:
+            board.set(*parse_cell(tile["cell"]), tile["letter"])
+        if same_tiles(board, truth):
+            return True
+    return False
 
 
 def main() -> int:
@@ -196,14 +213,17 @@ def _replay_totals(results, games: int) -> str:
 
 def _live_totals(results) -> str:
     """Print each game's line; how the proposals of all photos went, in one line."""
-    totals = dict.fromkeys(OUTCOMES, 0)
+    totals = dict.fromkeys((*OUTCOMES, OFFERED), 0)
     for printed, outcomes in results:
         print(printed, flush=True)
         for outcome, turns in outcomes.items():
             totals[outcome] += len(turns)
+    offered = totals.pop(OFFERED)
     photos = sum(totals.values())
+    wrong = totals["wrong, unsure"] + totals["wrong, sure"]
     return f"proposals of {photos} photos: " + "; ".join(
-        f"{outcome} {count} ({count / photos:.1%})" for outcome, count in totals.items())
+        f"{outcome} {count} ({count / photos:.1%})" for outcome, count in totals.items()) \
+        + f"; the true move among the alternatives of {offered} of the {wrong} wrong"
 
 
 def _live_game(case: tuple) -> tuple[str, dict]:

@@ -191,8 +191,22 @@ def test_the_live_benchmark_sorts_each_photo_s_proposal(monkeypatch):
 
     monkeypatch.setattr(er, "photographed", table_only_third)
     outcomes = er.evaluate_live(9101, "none", "erudit-black", 5, 2)
-    assert list(outcomes) == list(er.OUTCOMES)
+    assert list(outcomes) == [*er.OUTCOMES, er.OFFERED]
     assert outcomes["refused"] == [3]
     # the player confirmed turn 3 by hand: turn 4 is proposed on the true board before it
-    assert sorted(sum(outcomes.values(), [])) == [1, 2, 3, 4, 5]
+    assert sorted(sum((outcomes[o] for o in er.OUTCOMES), [])) == [1, 2, 3, 4, 5]
     assert outcomes["right"] == [1, 2, 4, 5]
+    assert outcomes[er.OFFERED] == []
+
+
+def test_the_live_benchmark_knows_a_wrong_proposal_that_offered_the_truth():
+    from bench.eval_replay import _offered
+    from engine.board import Board
+
+    before = Board.parse("\n".join(["." * 15] * 7 + [".....КОТ......."] + ["." * 15] * 7))
+    truth = before.copy()
+    truth.set(8, 6, "О")  # О under the О of КОТ: G9
+    other = [{"tiles": [{"cell": "G9", "letter": "С"}], "score": 2, "p": 0.3}]
+    assert not _offered(before, other, truth)
+    assert _offered(before, [*other, {"tiles": [{"cell": "G9", "letter": "О"}], "score": 2,
+                                      "p": 0.2}], truth)
