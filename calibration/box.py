@@ -27,6 +27,7 @@ from engine.errors import ProfileError
 from engine.ruleset import Layout, Ruleset
 from vision.cells import cut_cells
 from vision.classifier import EMPTY, glyph_of, normalised
+from vision.squares import SquareLooks
 
 COLUMNS = "ABCDEFGHIJKLMNO"
 SHRINK = 0.6  # share of the references' covariance replaced by its mean variance
@@ -131,6 +132,7 @@ class Profile:
     alphabet_view: View | None = field(default=None, repr=False)
     warned: bool = field(default=False, repr=False)
     _fitted: Discriminant | None = field(default=None, repr=False)
+    _squares: SquareLooks | None = field(default=None, repr=False)
 
     @property
     def ref_glyphs(self) -> np.ndarray:
@@ -225,6 +227,16 @@ class Profile:
             fitted.reach = REACH * float(np.quantile(fitted.distances(spread), REACH_QUANTILE))
             self._fitted = fitted
         return self._fitted
+
+    @property
+    def squares(self) -> SquareLooks | None:
+        """Each square's look in the empty-board photo (None for a profile that keeps no
+        view): a photo's cells are weighed against them."""
+        if self.empty_view is None:
+            return None
+        if self._squares is None:
+            self._squares = SquareLooks.of_empty_board(self.empty_view.board)
+        return self._squares
 
     @property
     def classes(self) -> list[str]:

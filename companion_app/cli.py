@@ -60,7 +60,8 @@ def cmd_read(args) -> int:
     failed = 0
     for path in args.photos:
         try:
-            reading = read_photo(path, ruleset=ruleset, profile=box)
+            reading = read_photo(path, ruleset=ruleset, profile=box,
+                                 squares=box.squares if box is not None else None)
         except EruditError as exc:
             failed += 1
             reason = str(exc).removeprefix(f"{path}: ")

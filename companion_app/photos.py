@@ -24,6 +24,7 @@ from engine.infer import (
     tile_fit,
     tiles_seen,
 )
+from vision.squares import SquareLooks
 
 # Mean probability of the old tiles in a clear photo, and the least trust a photo keeps.
 CLEAR_READING, MIN_TRUST = 0.9, 0.2
@@ -31,6 +32,8 @@ CLEAR_READING, MIN_TRUST = 0.9, 0.2
 DOUBTFUL = 0.5
 # Mean log-likelihood per old tile above which the reader's own upright is trusted.
 CLEAR_TILE = float(np.log(0.7))
+# A cell read at least this surely empty, and empty on the board taken, shows its square's look.
+CLEAR_EMPTY = 0.9
 # Border kept around the grid in the rectified picture shown to players, in cells.
 RECTIFIED_MARGIN = 0.3
 # Evidence (in nats) by which later photos must outvote a tile's recorded letter to fix it.
@@ -68,14 +71,14 @@ def _profile(profile, data):
     return load_profile(profile, data_dir(data))
 
 
-def read_aligned(game: Game, image: np.ndarray, profile=None):
+def read_aligned(game: Game, image: np.ndarray, profile=None, squares=None):
     """Read a photo and bring the reading into the game's frame. Photos may be taken from any
     side of the table and a grid may be found a few cells off: unless the reader's own upright
     already explains the old tiles well, the photo is read in all four turns, and the turn and
     shift whose reading agrees best with the tiles already down wins."""
     from vision.read import read_board, read_grid
 
-    reading = read_board(image, ruleset=game.ruleset, profile=profile)
+    reading = read_board(image, ruleset=game.ruleset, profile=profile, squares=squares)
     if game.board.is_empty():
         return reading
     tiles = len(list(game.board.tiles()))
@@ -84,14 +87,14 @@ def read_aligned(game: Game, image: np.ndarray, profile=None):
         own = reading.orientation // 90
         for extra in (1, 2, 3):
             other = read_grid(image, reading.location, ruleset=game.ruleset, profile=profile,
-                              turns=(own + extra) % 4)
+                              turns=(own + extra) % 4, squares=squares)
             other_fit, other_shift = best_shift(game.board, other.probs, other.labels)
             if other_fit > fit:
                 reading, fit, shift = other, other_fit, other_shift
     if shift == (0, 0):
         return reading
     return read_grid(image, _shifted(reading, *shift), ruleset=game.ruleset, profile=profile,
-                     turns=0)
+                     turns=0, squares=squares)
 
 
 def _shifted(reading, dr: int, dc: int):
@@ -115,7 +118,8 @@ def propose_turn(game: Game, image_path, profile=None, data=None) -> Proposal:
 
 def propose_image(game: Game, image: np.ndarray, profile=None) -> Proposal:
     """propose_turn for a photo already decoded (benchmarks, tests)."""
-    return _proposal(game, image, read_aligned(game, image, profile))
+    squares = profile.squares if profile is not None else None
+    return _proposal(game, image, read_aligned(game, image, profile, squares))
 
 
 def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Proposal:
@@ -182,26 +186,32 @@ class Evidence:
         return fixed
 
 
-def replay_photos(game: Game, paths: list[str], profile=None, data=None) -> None:
+def replay_photos(game: Game, paths: list[str], profile=None, data=None,
+                  learn: bool = True) -> None:
     """Play every photo as the next turn of `game` (SPEC §4 replay). A file that cannot be
     opened as a photo is an error naming it; so is a photo without a board that the next
     photo cannot stand in for."""
     from vision.photo import load_for_reading
 
-    _replay(game, list(paths), _profile(profile, data), lambda path: load_for_reading(path)[0])
+    _replay(game, list(paths), _profile(profile, data), lambda path: load_for_reading(path)[0],
+            learn)
 
 
-def replay_images(game: Game, images: list[np.ndarray], profile=None) -> None:
+def replay_images(game: Game, images: list[np.ndarray], profile=None,
+                  learn: bool = True) -> None:
     """The same as replay_photos for photos already decoded (benchmarks, tests)."""
-    _replay(game, list(images), profile, lambda image: image)
+    _replay(game, list(images), profile, lambda image: image, learn)
 
 
-def _replay(game: Game, sources: list, profile, load) -> None:
+def _replay(game: Game, sources: list, profile, load, learn: bool = True) -> None:
     """Play each photo as the next turn, looking a few photos ahead: later photos show this
     turn's tiles too, so a tile misread or imagined here is outvoted before the move is
-    recorded, and a tile they keep showing as another letter is fixed afterwards."""
+    recorded, and a tile they keep showing as another letter is fixed afterwards. With
+    `learn` each photo's empty squares teach the game what its box's squares look like empty,
+    and later photos are weighed against them (vision.squares)."""
     evidence = Evidence()
     photos = _Photos(sources, load, profile)
+    squares = _squares_of(profile)
     stood_in = None  # the board before the last turn, when that turn was read from this photo
     for index, source in enumerate(sources):
         if game.finished:
@@ -210,7 +220,8 @@ def _replay(game: Game, sources: list, profile, load) -> None:
                   for i in range(index, min(len(sources), index + 1 + LOOKAHEAD))]
         if isinstance(window[0], Unreadable | Glimpse):
             _read_from_next(window, len(game.turns) + 1)
-        probs = [temper(r.probs, trust(game.board, r), r.labels) for r in window]
+        probs = [temper(squares.weigh(r.probs, _looks(r)), trust(game.board, r), r.labels)
+                 for r in window]
         proposal = _proposal(game, photos.image(index), window[0], probs[0], tuple(probs[1:]))
         before = game.board.copy()
         # two moves one photo shows: when either could have come first, so could this one
@@ -218,9 +229,30 @@ def _replay(game: Game, sources: list, profile, load) -> None:
             stood_in, before, proposal.board, game.ruleset))
         game.play(proposal.board, sure=sure, alternatives=proposal.alternatives)
         stood_in = before if isinstance(window[0], Unreadable) else None
+        if learn:
+            squares.learn(_looks(window[0]), _still_empty(game.board, probs[0],
+                                                          window[0].labels))
         evidence.add(game, window[0])
         evidence.revise(game, window[0].labels)
         photos.forget(index)
+
+
+def _squares_of(profile) -> SquareLooks:
+    """The squares' empty looks a replay starts from: the profile's, else none yet. The
+    game adds each photo's empty squares as its turns are taken."""
+    squares = getattr(profile, "squares", None)
+    return squares.copy() if squares else SquareLooks()
+
+
+def _looks(reading) -> np.ndarray | None:
+    return getattr(reading, "looks", None)
+
+
+def _still_empty(board: Board, probs: np.ndarray, labels: list[str]) -> np.ndarray:
+    """(15, 15) cells empty on the board taken and read clearly empty in its photo: what
+    their squares look like empty."""
+    empty = np.array([[board[row, col] == EMPTY for col in range(15)] for row in range(15)])
+    return empty & (probs[..., labels.index(EMPTY)] > CLEAR_EMPTY)
 
 
 @dataclass

@@ -31,6 +31,7 @@ from vision.classifier import (
 )
 from vision.locate import Location, locate_board
 from vision.photo import load_for_reading
+from vision.squares import SquareLooks, cell_looks
 
 SURE = 0.9  # a cell whose best symbol is less likely than this is reported as uncertain
 CANDIDATES = 3  # at most this many symbols offered for an uncertain cell
@@ -60,6 +61,8 @@ UNLIKE = 2.0  # × its kind's colour limit: a square this unlike its own kind is
 UNLIKE_COLOUR = 30.0  # ... and this many Lab units off: another colour, not a shadow's shade
 NEARER_TILES = 0.75  # ... when its colour is this much nearer the tiles' face than its kind's
 MIN_UNLIKE = 2  # clear squares a kind needs for that (few corners stay empty late in a game)
+MIN_FACES = 2  # sure letter tiles that show a box's tile face (a first move has two or more)
+FACE_SPREAD = 4.0  # × the tiles' own median distance from their face: not one of them
 # a cell whose best symbol is below this is read again before it is reported, by both
 # networks (tuning renders: 0.6 -> 0.9 took 173 -> 165 wrong cells, fewer questions) ...
 DOUBTFUL = SURE
@@ -97,6 +100,7 @@ class Reading:
     uncertain: list[dict]
     location: Location
     embeddings: np.ndarray = field(repr=False, default=None)  # (15, 15, D) for box calibration
+    looks: np.ndarray = field(repr=False, default=None)  # (15, 15, …) vision.squares.cell_looks
     ms: float | None = None
 
     @property
@@ -104,7 +108,8 @@ class Reading:
         return self.location.quality
 
 
-def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None) -> Reading:
+def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None,
+               squares: SquareLooks | None = None) -> Reading:
     """Open and read one photo; `.ms` is the time from opening the file to the board."""
     # one-time loading is not part of a photo's time (the one-thread network reads doubtful
     # cells beside the second, and a calibrated read's cells beside it)
@@ -113,14 +118,14 @@ def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None) -> Read
         load_profile_model()
     start = time.perf_counter()
     image, scale = load_for_reading(path)
-    reading = read_board(image, ruleset=ruleset, profile=profile)
+    reading = read_board(image, ruleset=ruleset, profile=profile, squares=squares)
     reading.corners = reading.corners * scale  # in the photo's own pixels
     reading.ms = (time.perf_counter() - start) * 1000
     return reading
 
 
 def read_board(image: np.ndarray, *, ruleset: str | Ruleset = "erudit", profile=None,
-               turns: int | None = None) -> Reading:
+               turns: int | None = None, squares: SquareLooks | None = None) -> Reading:
     """Read every cell of the board in a BGR photo (PhotoError when no board can be read).
 
     `profile` is a calibrated box: any object with `adjust(log_probs, embeddings, glyphs)`
@@ -129,12 +134,16 @@ def read_board(image: np.ndarray, *, ruleset: str | Ruleset = "erudit", profile=
     own letters find the upright); None reads with the general model alone.
     `turns` forces the upright (quarter turns counter-clockwise) when the caller knows it
     better than the letters do, e.g. from the tiles already on the board.
+    `squares` are the box's squares as they look empty (a profile's, or learnt along a
+    game): each cell is weighed against its own.
     """
-    return read_grid(image, locate_board(image), ruleset=ruleset, profile=profile, turns=turns)
+    return read_grid(image, locate_board(image), ruleset=ruleset, profile=profile, turns=turns,
+                     squares=squares)
 
 
 def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset = "erudit",
-              profile=None, turns: int | None = None) -> Reading:
+              profile=None, turns: int | None = None,
+              squares: SquareLooks | None = None) -> Reading:
     """read_board on a grid already located (corners in image order, or any order: the
     reading is turned upright from the corners' first one)."""
     rules = load_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
@@ -160,7 +169,7 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     # tiles only the box's references see: checked against the board's squares too
     disputed = None if general is None else (general[:, 0] > SOME_EMPTY) & (probs[:, 0] < TILE)
     kinds = np.rot90(printed, -turns).reshape(-1)
-    alike = empties_alike(crops, probs, kinds, disputed)
+    alike = empties_alike(crops, probs, kinds, disputed) | jokers_unlike_tiles(crops, probs)
     covered = tiles_unlike(crops, probs, kinds)
     # a called square's share is its label's (it is to be asked about); a covered one keeps
     # the glyph-level share it was tuned with, which letters outside the ruleset may add to
@@ -169,6 +178,9 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
             log_probs[cells] = _called(log_probs[cells], empty_share, labelled)
             probs[cells] = masked(log_probs[cells], matrix)
     grid = np.rot90(probs.reshape(GRID, GRID, -1), turns, axes=(0, 1))
+    looks = cell_looks(crops, turns)
+    if squares:  # each square's own look while empty: the strongest word on "empty"
+        grid = squares.weigh(grid, looks)
     board = ["".join(labels[i] for i in row) for row in decided(grid)]
     general_grid = None if general is None else np.rot90(
         general.reshape(GRID, GRID, -1), turns, axes=(0, 1))
@@ -178,6 +190,7 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
         uncertain=uncertain_cells(grid, labels, general_grid),
         location=location,
         embeddings=np.ascontiguousarray(np.rot90(embeddings.reshape(GRID, GRID, -1), turns)),
+        looks=looks,
     )
 
 
@@ -285,6 +298,25 @@ def tiles_unlike(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray) -> np.
         covered[cells] = ((off > np.maximum(UNLIKE * colour_limit, UNLIKE_COLOUR))
                           & (_off_faces(faces, tiles, cells) < NEARER_TILES * off))
     return covered
+
+
+def jokers_unlike_tiles(crops: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """Cells read as a joker (a blank or star tile) whose face is far from the face of every
+    letter tile the photo shows surely: a box's jokers are its tiles, and a dark or coloured
+    square that reads as a blank tile does not have their face. `probs` (N, K) with the
+    empty label first and the joker second."""
+    best = probs.argmax(axis=1)
+    jokers = np.flatnonzero(best == 1)
+    tiles = np.flatnonzero((best >= 2) & (probs.max(axis=1) > CLEAR_EMPTY))
+    unlike = np.zeros(len(probs), bool)
+    if len(jokers) == 0 or len(tiles) < MIN_FACES:
+        return unlike
+    faces = _faces(_centre_lab(crops), np.union1d(tiles, jokers))
+    usual = np.median(faces[tiles], axis=0)
+    spread = np.median(np.linalg.norm(faces[tiles] - usual, axis=1))
+    off = np.linalg.norm(faces[jokers] - usual, axis=1)
+    unlike[jokers] = off > max(FACE_SPREAD * spread, UNLIKE_COLOUR)
+    return unlike
 
 
 def _usual_spread(looks: np.ndarray, clear: np.ndarray) -> tuple[np.ndarray, float]:

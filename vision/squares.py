@@ -1,0 +1,129 @@
+"""What each square of one box looks like while it is empty, and how a photo's cells compare.
+
+The general network judges "tile or empty" from what squares look like on boxes it was
+trained on. A box of its own can print a square it never saw (a dark blue one that reads as a
+blank tile, a light one that hides an ivory blank). A square's own look while it was empty is
+the strongest evidence there is: the calibration photo shows every square empty, and the
+first photos of a game show most of them.
+
+    >>> squares = SquareLooks()
+    >>> squares.learn(reading.looks, empty_cells)      # after a turn is taken
+    >>> probs = squares.weigh(later.probs, later.looks)   # a later photo, judged against them
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.cells import CROP, GRID
+
+PATCH = 5  # a square's look: the centre of its own square, shrunk to PATCH × PATCH Lab pixels
+_INNER = slice(CROP // 2 - 10, CROP // 2 + 10)  # 20 px: clear of a neighbour's shadow
+# cells the network reads as empty this surely, whose squares have a look, tell how the photo's
+# light differs from the references' and how far an empty square's look wanders (its noise)
+CLEAR = 0.9
+MIN_CLEAR = 20  # fewer such cells tell nothing about a photo's light: its cells are not weighed
+NOISE_FLOOR = 2.0  # Lab units: JPEG and sensor noise of a still camera is never below this
+# A cell up to SAME noise units from its square's empty look looks as it did empty, and LIKE
+# still leans that way; from OTHER on it is something else, a tile for sure from FAR. Between
+# LIKE and OTHER lie empty squares beside new tiles (their shadow, a leaning tile's edge):
+# the look says nothing there.
+SAME, LIKE, OTHER, FAR = 3.0, 5.0, 10.0, 14.0
+# Lightness counts for less than colour: a new tile's shadow darkens the squares beside it
+WEIGHTS = np.float32([0.25, 1.0, 1.0])
+CAP = 6.0  # nats: the most a square's own look moves a cell's odds of being empty
+BLEND = 0.5  # a new empty look's weight against the one kept: light drifts during a game
+
+
+def cell_looks(crops: np.ndarray, turns: int = 0) -> np.ndarray:
+    """(15, 15, PATCH, PATCH, 3) float32 Lab looks of a board's 225 crops (photo order, as
+    cut), in the upright frame `turns` quarter turns counter-clockwise from the photo's."""
+    inner = np.ascontiguousarray(crops.reshape(-1, CROP, CROP, 3)[:, _INNER, _INNER])
+    small = np.stack([cv2.resize(c, (PATCH, PATCH), interpolation=cv2.INTER_AREA)
+                      for c in inner])
+    lab = cv2.cvtColor(small.reshape(-1, PATCH, 3), cv2.COLOR_BGR2LAB).astype(np.float32)
+    grid = lab.reshape(GRID, GRID, PATCH, PATCH, 3)
+    return np.ascontiguousarray(np.rot90(np.rot90(grid, turns, axes=(0, 1)), turns, axes=(2, 3)))
+
+
+class SquareLooks:
+    """Each square's look while empty, learnt from photos of the box (cells known empty)."""
+
+    def __init__(self):
+        self.looks = np.zeros((GRID, GRID, PATCH, PATCH, 3), np.float32)
+        self.seen = np.zeros((GRID, GRID), np.int32)
+
+    @classmethod
+    def of_empty_board(cls, board: np.ndarray) -> SquareLooks:
+        """The looks of a rectified empty board (a calibration photo's view)."""
+        from vision.cells import cut_cells
+
+        squares = cls()
+        squares.learn(cell_looks(cut_cells(board)), np.ones((GRID, GRID), bool))
+        return squares
+
+    def __bool__(self) -> bool:
+        return bool(self.seen.any())
+
+    def copy(self) -> SquareLooks:
+        other = SquareLooks()
+        other.looks, other.seen = self.looks.copy(), self.seen.copy()
+        return other
+
+    def learn(self, looks: np.ndarray | None, empty: np.ndarray) -> None:
+        """Take the looks of the cells `empty` (15, 15 booleans) as their squares' own."""
+        if looks is None:
+            return
+        new = empty & (self.seen == 0)
+        again = empty & (self.seen > 0)
+        self.looks[new] = looks[new]
+        self.looks[again] = (1 - BLEND) * self.looks[again] + BLEND * looks[again]
+        self.seen[empty] += 1
+
+    def distances(self, looks: np.ndarray, empty_p: np.ndarray) -> np.ndarray | None:
+        """(15, 15) how far each cell is from its square's empty look, in units of the
+        photo's own noise (NaN where the square was never seen empty); None when the photo
+        has too few clearly empty squares to judge its light by."""
+        known = self.seen > 0
+        clear = known & (empty_p > CLEAR)
+        if clear.sum() < MIN_CLEAR:
+            return None
+        diff = looks - self.looks
+        far = np.sqrt(((diff - _light(diff, clear)) ** 2 * WEIGHTS).sum(axis=-1).mean(axis=(2, 3)))
+        noise = max(float(np.median(far[clear])), NOISE_FLOOR)
+        far = far / noise
+        far[~known] = np.nan
+        return far
+
+    def evidence(self, looks: np.ndarray, empty_p: np.ndarray) -> np.ndarray:
+        """(15, 15) log-odds for "empty" that each cell's look adds: +CAP where it looks as its
+        square did empty, -CAP where it looks like something else, 0 where unknown."""
+        far = None if looks is None else self.distances(looks, empty_p)
+        if far is None:
+            return np.zeros((GRID, GRID), np.float32)
+        alike = np.clip((LIKE - far) / (LIKE - SAME), 0, 1)
+        unlike = np.clip((far - OTHER) / (FAR - OTHER), 0, 1)
+        return np.nan_to_num(CAP * (alike - unlike), nan=0.0).astype(np.float32)
+
+    def weigh(self, probs: np.ndarray, looks: np.ndarray | None) -> np.ndarray:
+        """(15, 15, K) label probabilities, the empty label first, with each cell's odds of
+        being empty moved by its square's own look; the other labels keep their ratios."""
+        if not self or looks is None:
+            return probs
+        empty = probs[..., 0]
+        gain = np.exp(self.evidence(looks, empty))
+        scale = 1 / (empty * gain + (1 - empty))
+        weighed = probs * scale[..., None]
+        weighed[..., 0] = empty * gain * scale
+        return weighed
+
+
+def _light(diff: np.ndarray, clear: np.ndarray) -> np.ndarray:
+    """(15, 15, 1, 1, 3) how the photo's light moved each square's look: a plane over the
+    board fitted to the clear squares' mean change (a window's light falls off across it)."""
+    rows, cols = np.mgrid[0:GRID, 0:GRID].astype(np.float32)
+    design = np.column_stack([np.ones(GRID * GRID), rows.ravel(), cols.ravel()])
+    change = diff.mean(axis=(2, 3)).reshape(-1, 3)
+    fit, *_ = np.linalg.lstsq(design[clear.ravel()], change[clear.ravel()], rcond=None)
+    return (design @ fit).reshape(GRID, GRID, 1, 1, 3).astype(np.float32)
