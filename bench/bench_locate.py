@@ -27,7 +27,7 @@ LATE_TILES = 110  # of 225 cells: half the photos players take show a board this
 
 
 def _rendered_photos(folder: str) -> list[str]:
-    from vision.render import STYLES  # the renderer is only needed without arguments
+    from synth.render import STYLES  # the renderer is only needed without arguments
 
     board = ["." * 15] * 6 + ["....ЭРУДИТ.....", ".......О.......", ".......К......."] + ["." * 15] * 6
     paths = [write_render(folder, f"render_{style}", board, seed, style)
@@ -50,7 +50,7 @@ def late_board(seed: int, style: str) -> list[str]:
 
 
 def write_render(folder: str, name: str, board: list[str], seed: int, style: str) -> str:
-    from vision.render import render_photo
+    from synth.render import render_photo
 
     shot = render_photo(board, seed=seed, style=style, size=(4000, 3000))
     path = os.path.join(folder, f"{name}.jpg")

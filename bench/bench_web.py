@@ -50,7 +50,7 @@ def main() -> int:
     args = parser.parse_args()
     cv2.setNumThreads(1)
     from bench.machine import describe
-    from vision.render import render_photo
+    from synth.render import render_photo
 
     print(describe())
 

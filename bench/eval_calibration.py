@@ -50,10 +50,10 @@ from calibration.profile import build_profile
 from engine.errors import PhotoError, ProfileError
 from engine.ruleset import load_ruleset
 from models.dataset import board_label, random_board
+from synth.render import STYLES, font_paths, render_photo
 from vision.locate import cell_size
 from vision.photo import load_for_reading
 from vision.read import read_board
-from vision.render import STYLES, font_paths, render_photo
 
 IMAGES = ERUDIT / "images_real"
 CALIBRATION_EMPTY, CALIBRATION_ALPHABET = IMAGES / "c1.jpg", IMAGES / "f1.jpg"

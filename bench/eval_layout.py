@@ -23,11 +23,11 @@ from bench.eval_read import pool_of, render_taken
 from calibration.build import fit_layout, layout_of
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset
+from synth.render import STYLES
+from synth.styles import ERUDIT_LAYOUT, SCRABBLE_LAYOUT
 from vision.locate import CELLS, locate_board
 from vision.premium import read_premiums
 from vision.rectify import rectify
-from vision.render import STYLES
-from vision.render_styles import ERUDIT_LAYOUT, SCRABBLE_LAYOUT
 
 FIRST_SEED = 7_200_000
 CONDITIONS = ("as-taken", "dim", "shadow", "warm", "seated")

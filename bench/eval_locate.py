@@ -21,8 +21,8 @@ import numpy as np
 
 from bench.eval_read import add_condition_options, pool_of, render_taken
 from engine.errors import PhotoError
+from synth.render import STYLES
 from vision.locate import locate_board
-from vision.render import STYLES
 
 PASS_SHARE = 0.01  # of the board diagonal
 SHIFT_SHARE = 0.5 / (15 * 2 ** 0.5)  # half a cell: a grid this far off reads the wrong cells

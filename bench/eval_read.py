@@ -36,12 +36,12 @@ import vision.read
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset
 from models.dataset import EVAL_SEEDS, board_label, random_board
+from synth.photos import CONDITIONS, bowed_points, shrunk, tilted
+from synth.render import STYLES, render_photo
 from vision.classifier import CYRILLIC, LATIN, load_model
 from vision.locate import Location, cell_size
 from vision.photo import load_for_reading
 from vision.read import COLUMNS, Reading, read_board, read_grid
-from vision.render import STYLES, render_photo
-from vision.synthetic import CONDITIONS, bowed_points, shrunk, tilted
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
 ERUDIT = EXTERNAL / "scrabble_assistant"
@@ -138,7 +138,7 @@ def eval_photos(name: str, root: Path, ruleset: str, turns, skip_alphabet: bool,
     shrunk to that many px on their longer side and saved again as a JPEG of quality 80, as a
     webcam or a messenger would deliver them; with `degrees`, first tilted by that angle (a
     phone held askew, a board turned on the table); with `condition` (a name in
-    `vision.synthetic.CONDITIONS`), last taken so: half the light, noise, JPEG 75; the player's
+    `synth.photos.CONDITIONS`), last taken so: half the light, noise, JPEG 75; the player's
     shadow over part of the photo; a wide lens's barrel distortion; a warm lamp."""
     table = root / "labels" / "labels.csv"
     if not table.exists():
@@ -359,7 +359,7 @@ def add_condition_options(parser) -> None:
 
 def render_taken(board, seed: int, condition: str | None, **render_args):
     """(photo, the grid's true corners) of `board` rendered with `seed` and taken in
-    `condition`: a light or lens of `vision.synthetic.CONDITIONS`, or one of RENDERED_ONLY
+    `condition`: a light or lens of `synth.photos.CONDITIONS`, or one of RENDERED_ONLY
     (`rendered_so`)."""
     _, image, corners = shot_taken(board, seed, condition, **render_args)
     return image, corners

@@ -8,7 +8,7 @@
 With `--box N` every game is photographed on novel box N (bench.eval_calibration's unseen
 "novel-violet" style, font and colours drawn from N) and replayed with the profile made from
 that box's two calibration photos (`--zero-shot`: with the general model alone). With `--dim`,
-`--shadow`, `--bowed` or `--warm` every photo is taken so (`vision.synthetic.CONDITIONS`: a
+`--shadow`, `--bowed` or `--warm` every photo is taken so (`synth.photos.CONDITIONS`: a
 dim room, the player's shadow over part of the photo, a wide lens, a warm lamp; new noise,
 shadow, lens or lamp each turn); with `--folded` each game's board is a folding one that does
 not lie flat (its far half turned 2-6° about the hinge in every photo); with `--seated` every
@@ -44,7 +44,7 @@ from engine.board import is_star, parse_cell  # noqa: E402
 from engine.errors import EruditError  # noqa: E402
 from engine.game import Game  # noqa: E402
 from engine.ruleset import load_ruleset  # noqa: E402
-from vision.synthetic import CONDITIONS, DAMAGES, game_photos  # noqa: E402
+from synth.photos import CONDITIONS, DAMAGES, game_photos  # noqa: E402
 
 STYLES = {"erudit": ("erudit-black", "erudit-cream")}
 NOVEL = "novel-violet"

@@ -44,6 +44,12 @@ class Layout:
     def text(self) -> str:
         return "\n".join(self.rows)
 
+    def printed(self) -> tuple[str, ...]:
+        """The rows as the box prints them: the centre shows its own premium where it has one
+        (English boards: a double word), else the star."""
+        centre = "*" if self.centre == "." else self.centre
+        return tuple(row.replace("*", centre) for row in self.rows)
+
 
 @dataclass(frozen=True)
 class Ruleset:

@@ -22,11 +22,11 @@ import numpy as np
 from PIL import ImageFont
 
 from engine.errors import PhotoError
+from synth.render import ANY_STYLES, STYLES, font_paths, render_photo
+from synth.styles import ENGLISH_STYLES
 from vision.cells import CELL, GRID, board_image, cut_cell, tile_view
 from vision.classifier import CYRILLIC, GLYPHS, LATIN, glyph_of
 from vision.locate import cell_size, locate_board
-from vision.render import ANY_STYLES, STYLES, font_paths, render_photo
-from vision.render_styles import ENGLISH_STYLES
 
 TRAIN_SEEDS = range(1_000_000, 9_000_000)
 EVAL_SEEDS = range(9_000_000, 9_100_000)

@@ -28,6 +28,7 @@ from torch.nn import functional as F
 
 from models.dataset import MAX_CROPS, generate, training_seeds
 from models.fonts import listed
+from synth.render import add_training_fonts, font_paths
 from vision.cells import CROP
 from vision.classifier import (
     BLANK,
@@ -39,7 +40,6 @@ from vision.classifier import (
     TURNED,
     load_model,
 )
-from vision.render import add_training_fonts, font_paths
 
 MEAN, STD = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)
 TURNED_SHARE = 0.12  # share of letter tiles shown turned 90/180/270 as the '~' class

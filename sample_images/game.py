@@ -42,8 +42,8 @@ def make(seed: int, turns: int) -> None:
     """Play a synthetic game, render a photo after every turn, record the true scores."""
     import cv2
 
-    from engine.selfplay import random_game, star_free
-    from vision.render import render_photo
+    from synth.render import render_photo
+    from synth.selfplay import random_game, star_free
 
     ruleset = load_ruleset("erudit")
     players = ["Аня", "Борис", "Вера"]

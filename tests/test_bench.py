@@ -96,7 +96,7 @@ def test_the_read_benchmark_names_a_photo_it_cannot_read_and_goes_on(tmp_path, c
     import pytest
 
     from bench.bench_read import readable
-    from vision.render import render_photo
+    from synth.render import render_photo
 
     photo = tmp_path / "board.jpg"
     shot = render_photo(["." * 15] * 7 + ["...КОТ........."] + ["." * 15] * 7, seed=3,
@@ -123,7 +123,7 @@ def test_an_unknown_set_is_named_with_the_ones_there_are():
 
 def test_a_render_taken_bowed_or_folded_comes_with_its_grid_s_true_corners():
     from bench.eval_read import folding, render_taken
-    from vision.render import render_photo
+    from synth.render import render_photo
 
     board = ["." * 15] * 15
     plain = render_photo(board, seed=3, style="erudit-black", size=(640, 480))

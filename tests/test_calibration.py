@@ -19,11 +19,11 @@ from companion_app.cli import main
 from engine.errors import ProfileError
 from engine.ruleset import load_ruleset
 from models.dataset import board_label, random_board
+from synth.photos import game_photos
+from synth.render import STYLES, render_photo
+from synth.styles import SCRABBLE_LAYOUT
 from vision.read import read_board
 from vision.rectify import rectify
-from vision.render import STYLES, render_photo
-from vision.render_styles import SCRABBLE_LAYOUT
-from vision.synthetic import game_photos
 
 ERUDIT = load_ruleset("erudit")
 NOVEL, BOX = "novel-violet", 13

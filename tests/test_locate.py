@@ -11,6 +11,8 @@ from PIL import Image
 
 from bench.bench_locate import late_board
 from engine.errors import PhotoError
+from synth.photos import dimmed, shadowed
+from synth.render import render_photo
 from vision.locate import (
     CELLS,
     LSD_SIDES,
@@ -50,8 +52,6 @@ from vision.locate import (
 from vision.photo import load_for_reading, load_photo
 from vision.premium import read_premiums
 from vision.rectify import CELL_PX, rectify
-from vision.render import render_photo
-from vision.synthetic import dimmed, shadowed
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "external"
 EMPTY = ["." * 15] * 15
@@ -632,7 +632,7 @@ def test_small_turned_board_on_wood_at_the_photo_edge():
     # board turned 18° from it (a wrong grid was read). Only the board's lines cross each other
     # everywhere, so the lattice is looked for there too. The board's frame is cut off by the
     # photo's edge, the grid is not: that is no reason to refuse the photo.
-    from vision.render import _background
+    from synth.render import _background
 
     shot = render_photo(PLAYED, seed=5, style="erudit-cream", pose="frontal", clutter=False)
     top = rectify(shot.image, shot.corners, cell_px=32, margin=1.0)  # the board with its frame

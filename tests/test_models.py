@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import onnx
 import pytest
-from onnx import numpy_helper
 
 from vision.classifier import GLYPHS, load_model
 
-pytest.importorskip("torch")
+TRAIN_EXTRA = "training needs the `train` extra (pip install -e '.[train]')"
+pytest.importorskip("torch", reason=TRAIN_EXTRA)
+onnx = pytest.importorskip("onnx", reason=TRAIN_EXTRA)
+from onnx import numpy_helper  # noqa: E402  (after the skip: onnx comes with the train extra)
 
 
 @pytest.fixture(scope="module")

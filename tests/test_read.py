@@ -14,6 +14,8 @@ from conftest import CountingNetwork
 
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset, ruleset_names
+from synth.photos import dimmed, shadowed, shrunk, tilted
+from synth.render import render_photo
 from vision.cells import CROP, GRID, board_image, cut_cell, cut_cells, turn_crops
 from vision.classifier import (
     GLYPHS,
@@ -39,8 +41,6 @@ from vision.read import (
     read_photo,
     uncertain_cells,
 )
-from vision.render import render_photo
-from vision.synthetic import dimmed, shadowed, shrunk, tilted
 
 WORDS = [
     "...............",

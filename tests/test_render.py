@@ -8,7 +8,8 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.render import (
+from synth.photos import bowed, bowed_points, dimmed, shadowed, warmed
+from synth.render import (
     ANY_STYLES,
     STYLES,
     _paste_rotated,
@@ -19,8 +20,7 @@ from vision.render import (
     font_paths,
     render_photo,
 )
-from vision.render_styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
-from vision.synthetic import bowed, bowed_points, dimmed, shadowed, warmed
+from synth.styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
 
 EMPTY = ["." * 15] * 15
 WORDS = [
@@ -156,9 +156,9 @@ def test_font_split_is_disjoint_and_covers_all():
 
 
 def test_fonts_from_a_folder_join_the_training_split_only(tmp_path, monkeypatch):
-    import vision.render
+    import synth.render
 
-    monkeypatch.setattr(vision.render, "_EXTRA_FONTS", [])
+    monkeypatch.setattr(synth.render, "_EXTRA_FONTS", [])
     known = Path(font_paths("train")[0])
     for name in ("Extra-Regular", "Skipped-Regular"):
         (tmp_path / f"{name}{known.suffix}").write_bytes(known.read_bytes())
@@ -172,21 +172,21 @@ def test_fonts_from_a_folder_join_the_training_split_only(tmp_path, monkeypatch)
 
 
 def test_a_folder_holding_a_held_out_family_is_refused(tmp_path, monkeypatch):
-    import vision.render
+    import synth.render
 
-    monkeypatch.setattr(vision.render, "_EXTRA_FONTS", [])
+    monkeypatch.setattr(synth.render, "_EXTRA_FONTS", [])
     held = Path(font_paths("heldout")[0])
     (tmp_path / held.name).write_bytes(held.read_bytes())
     with pytest.raises(ValueError, match=f"fonts of held-out families: {held.name}"):
         add_training_fonts(tmp_path)
     with pytest.raises(ValueError, match="no such folder of fonts"):
         add_training_fonts(tmp_path / "missing")
-    assert vision.render._EXTRA_FONTS == []
+    assert synth.render._EXTRA_FONTS == []
 
 
 @pytest.mark.parametrize("letter", "ЩЖЁQ")
 def test_a_hairline_glyph_keeps_every_stroke_thin(letter):
-    from vision.render import _hairline, _raster
+    from synth.render import _hairline, _raster
 
     font = next(path for path in font_paths("train") if path.endswith("NotoSerif-Bold.ttf"))
     bold, _, _ = _raster(font, letter)

@@ -13,7 +13,7 @@ from engine.board import is_star
 from engine.errors import PhotoError
 from engine.game import Game
 from engine.ruleset import load_ruleset
-from vision.synthetic import game_photos
+from synth.photos import game_photos
 
 ERUDIT = load_ruleset("erudit")
 
@@ -213,15 +213,15 @@ def test_demo_matches_the_recorded_scores(capsys):
 
 
 def test_game_photos_of_one_box(monkeypatch):
-    import vision.render
+    import synth.render
 
-    real, boxes = vision.render.render_photo, []
+    real, boxes = synth.render.render_photo, []
 
     def recorded(*args, **kwargs):
         boxes.append(kwargs["box_seed"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(vision.render, "render_photo", recorded)
+    monkeypatch.setattr(synth.render, "render_photo", recorded)
     game_photos(ERUDIT, seed=9101, turns=2, players=2, style="erudit-black", box_seed=13)
     game_photos(ERUDIT, seed=9101, turns=1, players=2, style="erudit-black")
     assert boxes == [13, 13, None]

@@ -61,7 +61,7 @@ def photos(tmp_path):
         import companion_app.photos  # noqa: F401
     except ImportError as exc:
         pytest.skip(f"the photo pipeline companion_app.photos cannot be imported: {exc}")
-    from vision.render import render_photo
+    from synth.render import render_photo
 
     paths = []
     for number, board in enumerate((TURN1, TURN2, TURN3), 1):

@@ -36,9 +36,11 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError
+from engine.ruleset import load_layout
 from vision.photo import Reduced
-from vision.render_styles import ERUDIT_LAYOUT, SCRABBLE_LAYOUT
 
+ERUDIT_LAYOUT = load_layout("erudit").printed()  # premium squares as the boxes print them
+SCRABBLE_LAYOUT = load_layout("scrabble").printed()
 CELLS = 15
 LINES = CELLS + 1
 WORK_SIDE = 1000  # px; enough to resolve grid lines of a board filling a quarter of the frame

@@ -1,4 +1,4 @@
-"""Synthetic games as photos: a random legal game (engine.selfplay) rendered after every turn,
+"""Synthetic games as photos: a random legal game (synth.selfplay) rendered after every turn,
 with optional damage a real table brings — a photo from the opposite side, a hand over an
 old tile, an old tile misread. Ground truth comes with every photo. Also what the way to the
 reader does to any photo: shrunk and recompressed (a webcam, a messenger), taken askew, taken
@@ -16,7 +16,7 @@ import numpy as np
 from engine.board import Board, is_star
 from engine.game import Game
 from engine.ruleset import Ruleset
-from engine.selfplay import random_game, star_free
+from synth.selfplay import random_game, star_free
 
 DAMAGES = ("none", "opposite-side", "hand", "misread")
 
@@ -46,7 +46,7 @@ def game_photos(ruleset: Ruleset, *, seed: int, turns: int, players: int, style:
     """Play and photograph one synthetic game; with `box_seed` every photo shows that one box
     (font and look), else each photo draws its own; `fold` (the board's far half turned that
     many degrees about its hinge) and `pose` (how the camera is held) hold for every photo
-    (vision.render.render_photo)."""
+    (synth.render.render_photo)."""
     rng = random.Random(seed)
     boards = random_game(ruleset, turns, seed=seed)
     game = true_game(ruleset, boards, players)
@@ -75,7 +75,7 @@ def _photograph(board: Board, seed: int, style: str, fonts: str, box_seed: int |
                 fold: float = 0.0, pose: str = "any"):
     """A rendered photo of the board with the whole grid in the frame: a player whose photo
     cuts the board off is told so and takes another (seeds seed, seed + 10⁹, …)."""
-    from vision.render import render_photo
+    from synth.render import render_photo
 
     for retake in range(RETAKES):
         shot = render_photo(str(board).split("\n"), seed=seed + retake * 10**9, style=style,

@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from vision.render_styles import (
+from synth.styles import (
     ANY_STYLES,
     CALIBRATION_STYLES,
     PREMIUM_FACTORS,

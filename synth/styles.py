@@ -16,17 +16,9 @@ import numpy as np
 
 from engine.ruleset import load_layout, load_ruleset
 
-
-def _printed_layout(name: str) -> list[str]:
-    """A layout as printed: the centre shows its own premium where it has one (English boards)."""
-    layout = load_layout(name)
-    centre = "*" if layout.centre == "." else layout.centre
-    return [row.replace("*", centre) for row in layout.rows]
-
-
-# Premium layouts and printed tile values come from the engine's data files (SPEC §2).
-ERUDIT_LAYOUT = _printed_layout("erudit")
-SCRABBLE_LAYOUT = _printed_layout("scrabble")
+# Premium layouts and printed tile values come from the engine's data files.
+ERUDIT_LAYOUT = list(load_layout("erudit").printed())
+SCRABBLE_LAYOUT = list(load_layout("scrabble").printed())
 # Эрудит values for Cyrillic (Ё from scrabble-ru), English Scrabble values for Latin.
 ERUDIT_VALUES = {**load_ruleset("erudit").values, "Ё": load_ruleset("scrabble-ru").values["Ё"]}
 ENGLISH_VALUES = dict(load_ruleset("scrabble").values)

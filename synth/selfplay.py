@@ -27,7 +27,7 @@ TRIES = 400
 @lru_cache(maxsize=2)
 def nouns() -> tuple[str, ...]:
     """The bundled noun list (upper case)."""
-    text = resources.files("engine.data").joinpath("nouns_ru.txt").read_text("utf-8")
+    text = resources.files("synth").joinpath("nouns_ru.txt").read_text("utf-8")
     return tuple(w for w in text.split() if not w.startswith("#") and w.isalpha())
 
 
