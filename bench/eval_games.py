@@ -99,18 +99,19 @@ def along_the_game(folder: Path, truth: dict, game: Game, profile) -> list[tuple
     """Per photo (right with the looks learnt so far, right with none): each photo read and
     weighed against the squares as the game's taken boards left them empty before it."""
     from companion_app.photos import CLEAR_EMPTY
-    from vision.read import decided, read_photo
+    from vision.read import read_photo
     from vision.squares import SquareLooks
 
     boards = truth_boards(truth)
     squares = profile.squares.copy() if profile is not None and profile.squares else SquareLooks()
     rows = []
     for index, name in enumerate(truth["photos"]):
-        reading = read_photo(folder / name, ruleset=truth["ruleset"], profile=profile)
-        plain = cells_right(reading.board, boards[index])
-        weighed = squares.weigh(reading.probs, reading.looks)
-        board = ["".join(reading.labels[i] for i in row) for row in decided(weighed)]
-        rows.append((cells_right(board, boards[index]), plain))
+        plain = read_photo(folder / name, ruleset=truth["ruleset"], profile=profile)
+        reading = read_photo(folder / name, ruleset=truth["ruleset"], profile=profile,
+                             squares=squares)
+        weighed = reading.probs
+        rows.append((cells_right(reading.board, boards[index]),
+                     cells_right(plain.board, boards[index])))
         taken = game.turns[index].board if index < len(game.turns) else None
         if taken is not None:
             empty = np.array([[taken[r, c] == EMPTY for c in range(15)] for r in range(15)])

@@ -210,8 +210,8 @@ def _replay(game: Game, sources: list, profile, load, learn: bool = True) -> Non
     `learn` each photo's empty squares teach the game what its box's squares look like empty,
     and later photos are weighed against them (vision.squares)."""
     evidence = Evidence()
-    photos = _Photos(sources, load, profile)
     squares = _squares_of(profile)
+    photos = _Photos(sources, load, profile, squares)
     stood_in = None  # the board before the last turn, when that turn was read from this photo
     for index, source in enumerate(sources):
         if game.finished:
@@ -220,8 +220,7 @@ def _replay(game: Game, sources: list, profile, load, learn: bool = True) -> Non
                   for i in range(index, min(len(sources), index + 1 + LOOKAHEAD))]
         if isinstance(window[0], Unreadable | Glimpse):
             _read_from_next(window, len(game.turns) + 1)
-        probs = [temper(squares.weigh(r.probs, _looks(r)), trust(game.board, r), r.labels)
-                 for r in window]
+        probs = [temper(r.probs, trust(game.board, r), r.labels) for r in window]
         proposal = _proposal(game, photos.image(index), window[0], probs[0], tuple(probs[1:]))
         before = game.board.copy()
         # two moves one photo shows: when either could have come first, so could this one
@@ -343,8 +342,8 @@ class _Photos:
     reading aligned against a smaller board is checked against the board as it grows, and
     read again in all four turns only if the old tiles no longer fit."""
 
-    def __init__(self, sources: list, load, profile):
-        self.sources, self.load, self.profile = sources, load, profile
+    def __init__(self, sources: list, load, profile, squares=None):
+        self.sources, self.load, self.profile, self.squares = sources, load, profile, squares
         self._images: dict[int, np.ndarray] = {}
         self._readings: dict[int, tuple[object, int]] = {}   # index → (reading, tiles then)
 
@@ -365,7 +364,7 @@ class _Photos:
         image = self.image(index)          # a file that is not a photo stops the replay
         try:
             reading = _named(self.sources[index],
-                             lambda: read_aligned(game, image, self.profile))
+                             lambda: read_aligned(game, image, self.profile, self.squares))
         except PhotoError as exc:
             reading = _unread(game, image, exc)
         else:

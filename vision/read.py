@@ -171,6 +171,10 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     kinds = np.rot90(printed, -turns).reshape(-1)
     alike = empties_alike(crops, probs, kinds, disputed) | jokers_unlike_tiles(crops, probs)
     covered = tiles_unlike(crops, probs, kinds)
+    if squares:  # a square's own look says more than its kind's or the tiles' look
+        known = np.rot90(squares.seen > 0, -turns).reshape(-1)
+        alike &= ~known
+        covered &= ~known
     # a called square's share is its label's (it is to be asked about); a covered one keeps
     # the glyph-level share it was tuned with, which letters outside the ruleset may add to
     for cells, empty_share, labelled in ((alike, CALLED_EMPTY, matrix), (covered, 1 - SURE, None)):
