@@ -115,6 +115,9 @@ def propose_turn(game: Game, image_path, profile=None, data=None) -> Proposal:
 
 def propose_image(game: Game, image: np.ndarray, profile=None) -> Proposal:
     """propose_turn for a photo already decoded (benchmarks, tests)."""
+    from vision.classifier import check_readable
+
+    check_readable(game.ruleset)
     return _proposal(game, image, read_aligned(game, image, profile))
 
 
@@ -200,6 +203,9 @@ def _replay(game: Game, sources: list, profile, load) -> None:
     """Play each photo as the next turn, looking a few photos ahead: later photos show this
     turn's tiles too, so a tile misread or imagined here is outvoted before the move is
     recorded, and a tile they keep showing as another letter is fixed afterwards."""
+    from vision.classifier import check_readable
+
+    check_readable(game.ruleset)
     evidence = Evidence()
     photos = _Photos(sources, load, profile)
     stood_in = None  # the board before the last turn, when that turn was read from this photo
