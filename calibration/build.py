@@ -26,7 +26,7 @@ from engine.errors import ProfileError
 from engine.ruleset import Ruleset
 from vision import classifier
 from vision.cells import GRID
-from vision.classifier import EMPTY, STAR, glyph_of, load_model
+from vision.classifier import EMPTY, STAR, check_readable, glyph_of, load_model
 from vision.premium import cell_colours, read_premiums
 
 NAME = re.compile(r"^[\w][\w.-]{0,63}$")
@@ -336,6 +336,7 @@ def _orbits() -> list[list[int]]:
 def build(empty_path, alphabet_path, name: str, ruleset: Ruleset) -> Profile:
     """A profile of one box from its photos (not saved)."""
     check_name(name)
+    check_readable(ruleset)  # a box's letters are read by the general model first
     empty = read_empty(empty_path, ruleset)
     layout, differences = fit_layout(empty["layout"], ruleset)
     colours = square_colours(empty["photo"], empty["layout"], empty["lab"])

@@ -11,7 +11,7 @@ from pathlib import Path
 from companion_app.settings import data_dir
 from engine.errors import EruditError
 from engine.files import why
-from engine.ruleset import Ruleset, load_ruleset, ruleset_names
+from engine.ruleset import Ruleset, installed_rulesets, load_ruleset
 
 PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp", ".tif", ".tiff", ".heic"}
 
@@ -33,29 +33,38 @@ def _ruleset(args) -> Ruleset:
 
 # -- rulesets ----------------------------------------------------------------------------
 def cmd_rulesets(args) -> int:
-    folder = data_dir(args.data)
+    from vision.classifier import load_model, unknown_letters
+
+    loaded, broken = installed_rulesets(data_dir(args.data))
+    for problem in broken:  # one line each; the other rulesets are still listed
+        print(f"erudit: {problem}", file=sys.stderr)
+    glyphs = load_model().glyphs
     rows = []
-    for name in ruleset_names(folder):
-        rs = load_ruleset(name, folder)
+    for rs in loaded.values():
         rows.append({"name": rs.name, "title": rs.title, "alphabet": "".join(rs.alphabet),
                      "rack": rs.rack, "bonus": rs.bonus, "tiles": rs.tile_count,
-                     "stars": rs.stars, "layout": rs.layout.name})
-    if args.json:
-        for row in rows:
-            _print_json(row)
-        return 0
+                     "stars": rs.stars, "star_look": rs.star_look, "layout": rs.layout.name,
+                     "unreadable_letters": unknown_letters(rs.alphabet, glyphs)})
     for r in rows:
+        if args.json:
+            _print_json(r)
+            continue
         print(f"{r['name']:<15} {r['title']}\n{'':<15} alphabet {r['alphabet']} · rack {r['rack']}"
               f" · all-rack bonus {r['bonus']} · {r['tiles']} tiles ({r['stars']} stars)"
               f" · layout {r['layout']}")
-    return 0
+        if r["unreadable_letters"]:
+            print(f"{'':<15} photos: not readable: {' '.join(r['unreadable_letters'])} "
+                  "(no class for these letters in the tile reader)")
+    return 1 if broken else 0
 
 
 # -- read --------------------------------------------------------------------------------
 def cmd_read(args) -> int:
+    from vision.classifier import check_readable
     from vision.read import read_photo
 
     ruleset = _ruleset(args)
+    check_readable(ruleset)  # once, not once per photo
     box = _box(args)
     failed = 0
     for path in args.photos:

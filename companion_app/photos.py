@@ -118,6 +118,9 @@ def propose_turn(game: Game, image_path, profile=None, data=None) -> Proposal:
 
 def propose_image(game: Game, image: np.ndarray, profile=None) -> Proposal:
     """propose_turn for a photo already decoded (benchmarks, tests)."""
+    from vision.classifier import check_readable
+
+    check_readable(game.ruleset)
     squares = profile.squares if profile is not None else None
     return _proposal(game, image, read_aligned(game, image, profile, squares))
 
@@ -209,6 +212,9 @@ def _replay(game: Game, sources: list, profile, load, learn: bool = True) -> Non
     recorded, and a tile they keep showing as another letter is fixed afterwards. With
     `learn` each photo's empty squares teach the game what its box's squares look like empty,
     and later photos are weighed against them (vision.squares)."""
+    from vision.classifier import check_readable
+
+    check_readable(game.ruleset)
     evidence = Evidence()
     squares = _squares_of(profile)
     photos = _Photos(sources, load, profile, squares)

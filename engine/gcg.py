@@ -18,7 +18,8 @@ from engine.game import Game
 from engine.ruleset import Ruleset
 
 _POSITION = re.compile(r"^(\d{1,2}[A-Oa-o]|[A-Oa-o]\d{1,2})$")
-_SCORE = re.compile(r"^[+-]\d+$")
+# a move's score: `+12`, `-5`; some programs (ScrabScrap) write a pass's or exchange's as `0`
+_SCORE = re.compile(r"^[+-]?\d+$")
 
 
 @dataclass

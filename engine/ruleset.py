@@ -21,11 +21,14 @@ PREMIUM_NAMES = {"l": "×2 letter", "L": "×3 letter", "w": "×2 word", "W": "×
 STAR_SWAP_RULES = ("same-move", "next-move", "never")
 END_RULES = ("agreement", "scrabble")
 WORD_CHECKS = ("ru", "none")
+# how the box's jokers look: a printed star, a tile with nothing printed, or not said (either)
+STAR_LOOKS = ("star", "blank", "either")
 _FIELDS = {
     "name": str, "title": str, "alphabet": str, "stars": int, "rack": int, "bonus": int,
     "layout": str, "star_scores_letter": bool, "star_swap": str, "end": str,
     "word_check": str, "source": str, "tiles": dict,
 }
+_OPTIONAL = {"star_look": (str, "either")}
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class Ruleset:
     end: str
     word_check: str
     source: str
+    star_look: str = "either"
 
     @property
     def tile_count(self) -> int:
@@ -135,8 +139,9 @@ def parse_ruleset(data: dict, source: str) -> Ruleset:
             raise RulesetError(f"{source}: missing field {field!r}")
         if not isinstance(data[field], kind) or (kind is int and isinstance(data[field], bool)):
             raise RulesetError(f"{source}: field {field!r} must be {kind.__name__}")
+    data = _with_defaults(data, source)
     for field, allowed in (("star_swap", STAR_SWAP_RULES), ("end", END_RULES),
-                           ("word_check", WORD_CHECKS)):
+                           ("word_check", WORD_CHECKS), ("star_look", STAR_LOOKS)):
         if data[field] not in allowed:
             raise RulesetError(f"{source}: field {field!r} must be one of {', '.join(allowed)}")
     alphabet = tuple(data["alphabet"])
@@ -153,8 +158,18 @@ def parse_ruleset(data: dict, source: str) -> Ruleset:
         stars=data["stars"], rack=data["rack"], bonus=data["bonus"],
         layout=layout, star_scores_letter=data["star_scores_letter"],
         star_swap=data["star_swap"], end=data["end"], word_check=data["word_check"],
-        source=data["source"],
+        source=data["source"], star_look=data["star_look"],
     )
+
+
+def _with_defaults(data: dict, source: str) -> dict:
+    """The ruleset's fields with the optional ones it leaves out at their defaults."""
+    data = dict(data)
+    for field, (kind, default) in _OPTIONAL.items():
+        data.setdefault(field, default)
+        if not isinstance(data[field], kind):
+            raise RulesetError(f"{source}: field {field!r} must be {kind.__name__}")
+    return data
 
 
 def _parse_tiles(tiles: dict, alphabet: tuple[str, ...], source: str):
@@ -199,6 +214,19 @@ def _folders(data_dir: Path | None) -> list[Path]:
     if data_dir is not None:
         folders.insert(0, Path(data_dir) / "rulesets")
     return folders
+
+
+def installed_rulesets(data_dir: Path | None = None) -> tuple[dict[str, Ruleset],
+                                                              list[RulesetError]]:
+    """Every installed ruleset that loads, by installed name in `ruleset_names` order, and
+    the error of each one that does not: a broken file in the user's folder hides no other."""
+    loaded, broken = {}, []
+    for name in ruleset_names(data_dir):
+        try:
+            loaded[name] = load_ruleset(name, data_dir)
+        except RulesetError as exc:
+            broken.append(exc)
+    return loaded, broken
 
 
 def ruleset_names(data_dir: Path | None = None) -> list[str]:

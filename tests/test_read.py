@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import onnxruntime as ort
 import pytest
-from conftest import CountingNetwork
+from conftest import CountingNetwork, write_ruleset
 
 from engine.errors import PhotoError
 from engine.ruleset import load_ruleset, ruleset_names
@@ -165,10 +165,24 @@ def test_the_shipped_networks_read_alike_the_fast_and_the_exact_way(name):
 
 def test_star_looks_follow_the_box_family():
     model = load_model()
-    erudit = model.label_matrix(labels_for(("А",)), star_glyphs("erudit"))
-    scrabble = model.label_matrix(labels_for(("A",)), star_glyphs("scrabble"))
+    erudit = model.label_matrix(labels_for(("А",)), star_glyphs(load_ruleset("erudit")))
+    scrabble = model.label_matrix(labels_for(("A",)), star_glyphs(load_ruleset("scrabble")))
     assert erudit[GLYPHS.index("*"), 1] == 1 and erudit[GLYPHS.index("?")].sum() == 0
     assert scrabble[GLYPHS.index("?"), 1] == 1 and scrabble[GLYPHS.index("*")].sum() == 0
+
+
+@pytest.mark.parametrize("name, changes, looks", [
+    ("scrabble-de", {}, ("?",)),                         # German blanks print nothing
+    ("erudit-english", {}, ("*", "?")),                  # its sheet does not say
+    ("stars", {"base": "scrabble", "star_look": "star"}, ("*",)),
+    ("blanks", {"base": "erudit", "star_look": "blank"}, ("?",)),
+])
+def test_a_rulesets_file_says_how_its_jokers_look(tmp_path, name, changes, looks):
+    if changes:
+        write_ruleset(tmp_path / "rulesets", name, **changes)
+    rules = load_ruleset(name, tmp_path)
+    matrix = load_model().label_matrix(labels_for(rules.alphabet[:1]), star_glyphs(rules))
+    assert tuple(g for g in ("*", "?") if matrix[GLYPHS.index(g), 1]) == looks
 
 
 def test_homoglyphs_share_a_glyph_and_stars_show_as_stars():
@@ -626,7 +640,7 @@ def test_a_square_called_empty_by_its_colour_is_still_asked_about():
     from vision.classifier import masked
     from vision.read import CALLED_EMPTY, SURE, _called
     labels = labels_for(load_ruleset("erudit").alphabet)
-    matrix = load_model().label_matrix(labels, star_glyphs("erudit"))
+    matrix = load_model().label_matrix(labels, star_glyphs(load_ruleset("erudit")))
     p = np.full((1, len(GLYPHS)), 1e-4)
     p[0, GLYPHS.index("Б")], p[0, GLYPHS.index("W")] = 0.3, 0.6  # W: no letter of Эрудит
     called = masked(_called(np.log(p / p.sum()), CALLED_EMPTY, matrix), matrix)[0]

@@ -127,6 +127,10 @@ def test_rulesets_lists_the_bundled_ones(capsys, data_dir):
     assert (by_name["erudit"]["rack"], by_name["erudit"]["bonus"], by_name["erudit"]["tiles"]) == (
         7, 15, 131)
     assert by_name["scrabble"]["tiles"] == 100 and by_name["erudit-english"]["rack"] == 8
+    german = by_name["scrabble-de"]
+    assert (german["alphabet"], german["tiles"], german["stars"], german["rack"],
+            german["bonus"], german["layout"], german["star_look"]) == (
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÜ", 102, 2, 7, 50, "scrabble", "blank")
     code, out, _ = run(capsys, "rulesets")
     assert code == 0 and "scrabble-ru" in out and "all-rack bonus 50" in out
 

@@ -197,3 +197,52 @@ def test_real_tournament_games(shared):
     assert wrong == []
     assert totals_wrong == 0
     assert placements == 2062, "the number of placement moves read from the records changed"
+
+
+# A German game in ScrabScrap's style: a pass's or exchange's score written `0`, not `+0`.
+# Scores by hand on the Scrabble layout with the German values (Ü 6, P 4, L 2, M 3, H 2):
+GERMAN_RECORD = """\
+#player1 anna Anna
+#player2 ben Ben
+>anna: EINOOSU -OOU 0 0
+>ben: DEIRSTÜ 8G DÜS +16 16
+#note (D1 + Ü6 + S1) × 2 on H8 = 16
+>anna: EEILNPS - 0 0
+>ben: EHIMRT H7 MÜH +11 27
+#note M3 + Ü6 + H2 = 11, through the old Ü
+>anna: EEILPST J2 SPIELTE +76 76
+#note S1×3 + P4 + I1 + E1 + L2×3 + T1 + E1 = 17, DÜSE 9, all seven tiles +50
+>ben: AEIQRXY -QX 0 27
+"""
+
+
+def test_a_pass_or_exchange_scored_0_without_a_sign_is_read():
+    [exchange] = parse_record(">Anna: OOU -OOU 0 0\n").events
+    assert (exchange.kind, exchange.word, exchange.score, exchange.total) == (
+        "exchange", "OOU", 0, 0)
+    [passed] = parse_record(">Anna: EINSTAR - 0 12\n").events
+    assert (passed.kind, passed.score, passed.total) == ("pass", 0, 12)
+
+
+def test_a_whole_german_record_with_unsigned_scores():
+    record = parse_record(GERMAN_RECORD)
+    assert [e.kind for e in record.events] == [
+        "exchange", "play", "pass", "play", "play", "exchange"]
+    game, recorded = replay_record(record, load_ruleset("scrabble-de"))
+    assert [t.score.total for t in game.turns] == recorded == [0, 16, 0, 11, 76, 0]
+    assert game.turns[4].score.bonus == 50
+    assert game.totals == [76, 27]
+    assert running_totals(record, game) == (6, 0)
+
+
+def test_real_german_games_score_as_recorded(shared):
+    """ScrabScrap's tournament records (German Scrabble): every move's recorded score."""
+    files = sorted((shared / "external" / "scrabscrap").glob("game*/record.gcg"))
+    assert files, "no records under external/scrabscrap"
+    german = load_ruleset("scrabble-de")
+    moves = 0
+    for path in files:
+        game, recorded = replay_record(read_record(path), german, source=str(path))
+        assert [t.score.total for t in game.turns] == recorded, path
+        moves += len(recorded)
+    assert moves == 25 + 27 + 28

@@ -1,6 +1,6 @@
-"""SPEC §2: the four bundled rulesets hold exactly the letters, counts, values, racks, bonuses
+"""SPEC §2: the bundled rulesets hold exactly the letters, counts, values, racks, bonuses
 and layouts of the rule sheets; a user's own ruleset is one more json file; a broken ruleset
-file is one clear line naming the file and the field."""
+file is one clear line naming the file and the field, and hides no other ruleset."""
 
 import json
 
@@ -8,7 +8,7 @@ import pytest
 from conftest import write_ruleset
 
 from engine.errors import RulesetError
-from engine.ruleset import load_ruleset, ruleset_names
+from engine.ruleset import installed_rulesets, load_ruleset, ruleset_names
 
 # The tables of SPEC §2, copied as printed (count×points).
 ERUDIT_TABLE = (
@@ -21,6 +21,10 @@ SCRABBLE_RU_TABLE = (
 ENGLISH_TABLE = (
     "A9×1 B2×3 C2×3 D4×2 E12×1 F2×4 G3×2 H2×4 I9×1 J1×8 K1×5 L4×1 M2×3 N6×1 O8×1 P2×3 "
     "Q1×10 R6×1 S4×1 T6×1 U4×1 V2×4 W2×4 X1×8 Y2×4 Z1×10")
+# The German edition, as the ScrabScrap material's README prints it (count×points).
+GERMAN_TABLE = (
+    "A5×1 B2×3 C2×4 D4×1 E15×1 F2×4 G3×2 H4×2 I6×1 J1×6 K2×4 L3×2 M4×3 N9×1 O3×2 P1×4 "
+    "Q1×10 R6×1 S7×1 T6×1 U6×1 V1×6 W1×3 X1×8 Y1×10 Z1×3 Ä1×6 Ö1×8 Ü1×6")
 
 ERUDIT_GRID = """\
 W..l...W...l..W
@@ -73,6 +77,7 @@ def tiles_of(rs) -> dict[str, tuple[int, int]]:
     ("erudit-english", ENGLISH_TABLE, 2, 8, 15, "erudit", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
     ("scrabble-ru", SCRABBLE_RU_TABLE, 2, 7, 50, "scrabble", "АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ"),
     ("scrabble", ENGLISH_TABLE, 2, 7, 50, "scrabble", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    ("scrabble-de", GERMAN_TABLE, 2, 7, 50, "scrabble", "ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÜ"),
 ])
 def test_bundled_ruleset_is_the_rule_sheet(name, letters, stars, rack, bonus, layout, alphabet):
     rs = load_ruleset(name)
@@ -86,6 +91,7 @@ def test_bundled_ruleset_is_the_rule_sheet(name, letters, stars, rack, bonus, la
     ("erudit-english", 98, 2),   # English letters + 2 blanks (the sheet gives none)
     ("scrabble-ru", 102, 2),
     ("scrabble", 98, 2),
+    ("scrabble-de", 100, 2),     # 102 tiles in the German box
 ])
 def test_tile_totals(name, letters, stars):
     rs = load_ruleset(name)
@@ -102,6 +108,7 @@ def test_erudit_has_no_yo_and_scrabble_ru_has_it():
     ("erudit-english", ("same-move", False)),
     ("scrabble-ru", ("never", False)),
     ("scrabble", ("never", False)),      # blanks are never swapped in English Scrabble
+    ("scrabble-de", ("never", False)),
 ])
 def test_star_options(name, options):
     rs = load_ruleset(name)
@@ -109,8 +116,34 @@ def test_star_options(name, options):
 
 
 def test_scrabble_ends_with_rack_adjustments():
-    assert load_ruleset("scrabble").end == "scrabble"
+    assert load_ruleset("scrabble").end == load_ruleset("scrabble-de").end == "scrabble"
     assert load_ruleset("erudit").end == "agreement"
+
+
+def test_german_scrabble_has_no_word_list_and_the_scrabble_layout():
+    german = load_ruleset("scrabble-de")
+    assert german.word_check == load_ruleset("scrabble").word_check == "none"
+    assert german.layout.rows == load_ruleset("scrabble").layout.rows
+    assert german.layout.premium(7, 7) == "w"     # H8: ×2 word
+
+
+@pytest.mark.parametrize("name, look", [
+    ("erudit", "star"),            # Эрудит's stars print an asterisk
+    ("erudit-english", "either"),  # the gift edition's sheet does not say
+    ("scrabble", "blank"), ("scrabble-ru", "blank"), ("scrabble-de", "blank"),
+])
+def test_how_each_box_shows_its_jokers(name, look):
+    assert load_ruleset(name).star_look == look
+
+
+def test_a_users_ruleset_may_say_how_its_jokers_look(tmp_path):
+    plain = write_ruleset(tmp_path / "rulesets", "plain")
+    data = json.loads(plain.read_text("utf-8"))
+    del data["star_look"]                       # not said: either look
+    plain.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    write_ruleset(tmp_path / "rulesets", "blanks", star_look="blank")
+    assert load_ruleset("plain", tmp_path).star_look == "either"
+    assert load_ruleset("blanks", tmp_path).star_look == "blank"
 
 
 @pytest.mark.parametrize("layout, grid, centre", [
@@ -142,7 +175,7 @@ def test_premium_cells(cell, erudit, scrabble):
 def test_bundled_names_erudit_first():
     names = ruleset_names()
     assert names[0] == "erudit"
-    assert set(names) >= {"erudit", "erudit-english", "scrabble-ru", "scrabble"}
+    assert set(names) >= {"erudit", "erudit-english", "scrabble-ru", "scrabble", "scrabble-de"}
 
 
 def test_own_ruleset_in_data_folder(tmp_path):
@@ -194,6 +227,9 @@ def test_bad_tile_pair(tmp_path):
 
 def test_bad_option(tmp_path):
     assert "field 'star_swap'" in _broken(tmp_path, lambda d: d.update(star_swap="sometimes"))
+    message = _broken(tmp_path, lambda d: d.update(star_look="shiny"))
+    assert "field 'star_look' must be one of star, blank, either" in message
+    assert "field 'star_look' must be str" in _broken(tmp_path, lambda d: d.update(star_look=1))
 
 
 def test_bad_layout_names_the_ruleset_file_and_field(tmp_path):
@@ -212,3 +248,15 @@ def test_not_json(tmp_path):
     path.write_text("{ not json", encoding="utf-8")
     with pytest.raises(RulesetError, match=r"bad\.json: not valid JSON \(line 1"):
         load_ruleset(str(path))
+
+
+def test_a_broken_ruleset_in_the_data_folder_hides_no_other(tmp_path):
+    folder = tmp_path / "rulesets"
+    write_ruleset(folder, "mybox", rack=8)
+    (folder / "torn.json").write_text('{"name": "torn",\n "rack": 7,,}', "utf-8")
+    loaded, broken = installed_rulesets(tmp_path)
+    assert list(loaded) == [name for name in ruleset_names(tmp_path) if name != "torn"]
+    assert loaded["mybox"].rack == 8 and "torn" not in loaded
+    [problem] = broken
+    assert str(problem) == f"{folder / 'torn.json'}: not valid JSON (line 2: Expecting " \
+                           "property name enclosed in double quotes)"

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
+from engine.errors import RulesetError
+
 EMPTY, STAR, BLANK, TURNED = ".", "*", "?", "~"
 CYRILLIC = "АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ"
 LATIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -45,15 +47,32 @@ def glyph_of(symbol: str, blank: bool = False) -> str:
     return HOMOGLYPHS.get(symbol, symbol)
 
 
-# How each bundled box family shows its jokers (SPEC §2: Эрудит has 3 stars, the Scrabble
-# editions 2 blanks); other rulesets accept both looks. Masking the other look keeps a dark
-# empty square from reading as a blank on an Эрудит board.
-STAR_LOOKS = {"erudit": (STAR,), "scrabble": (BLANK,), "scrabble-ru": (BLANK,)}
+# The glyphs of each joker look a ruleset can name (its `star_look`): masking the look a box
+# does not have keeps a dark empty square from reading as a blank on an Эрудит board.
+STAR_LOOKS = {"star": (STAR,), "blank": (BLANK,), "either": (STAR, BLANK)}
 
 
-def star_glyphs(ruleset_name: str) -> tuple[str, ...]:
-    """The glyphs that stand for '*' on boards of this ruleset."""
-    return STAR_LOOKS.get(ruleset_name, (STAR, BLANK))
+def star_glyphs(ruleset) -> tuple[str, ...]:
+    """The glyphs that stand for '*' on boards of this ruleset (an engine Ruleset)."""
+    return STAR_LOOKS[ruleset.star_look]
+
+
+def unknown_letters(alphabet, glyphs) -> list[str]:
+    """The letters of an alphabet that none of a model's glyphs shows: a network with no
+    class for a letter cannot read its tiles."""
+    known = set(glyphs)
+    return [letter for letter in alphabet if glyph_of(letter) not in known]
+
+
+def check_readable(ruleset, model: Model | None = None) -> None:
+    """RulesetError, in one line naming the letters, when the tile reader (`model`, default
+    the bundled one) has no class for some letters of the ruleset (an engine Ruleset): its
+    photos cannot be read, while its records and board texts can still be replayed."""
+    missing = unknown_letters(ruleset.alphabet, (model or load_model()).glyphs)
+    if missing:
+        raise RulesetError(f"ruleset {ruleset.name}: the tile reader knows no letter "
+                           f"{', '.join(missing)}; its games can be replayed from board texts "
+                           "or a GCG record, not read from photos")
 
 
 def glyphs_of(label: str, stars: tuple[str, ...] = (STAR, BLANK)) -> tuple[str, ...]:

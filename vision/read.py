@@ -20,6 +20,7 @@ from vision.classifier import (
     EMPTY,
     STAR,
     Model,
+    check_readable,
     labels_for,
     load_model,
     load_profile_model,
@@ -149,9 +150,10 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     rules = load_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
     view = tile_view(image, location.corners)
     crops = cut_cells(view).reshape(GRID * GRID, *_crop_shape())
-    stars = star_glyphs(rules.name)
-    labels = labels_for(rules.alphabet)
     model = load_model() if profile is None else load_profile_model()
+    check_readable(rules, model)
+    stars = star_glyphs(rules)
+    labels = labels_for(rules.alphabet)
     printed = premium_kinds(rules.layout)
     log_probs, embeddings, turns = _classify_upright(model, crops, rules.alphabet, stars, turns,
                                                      profile, printed.reshape(-1) == ".")

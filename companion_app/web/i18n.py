@@ -220,6 +220,10 @@ RU_ERRORS = [
      "в фото заявлено {0} пикселей; предел — {1} мегапикселей"),
     (r"not a photo \((.*)\)", "это не фото ({0})"),
     (r"not an image \((.*)\)", "это не изображение ({0})"),
+    (r"ruleset (\S+): the tile reader knows no letter (.+); its games can be replayed from "
+     r"board texts or a GCG record, not read from photos",
+     "правила {0}: распознаватель фишек не знает букв {1}; игры по ним можно пересчитать по "
+     "текстам досок или записи GCG, но не прочитать с фото"),
     (r"board too small to read \(cells of (\d+) px\)",
      "доска слишком мелкая, чтобы прочитать (клетки по {0} пикс.)"),
     (r"the photo is incomplete \(its image data stops early\): send it again",

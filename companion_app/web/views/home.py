@@ -3,10 +3,10 @@ starting one."""
 
 from __future__ import annotations
 
-from flask import Blueprint, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 
 from engine.game import Game
-from engine.ruleset import load_ruleset, ruleset_names
+from engine.ruleset import installed_rulesets, ruleset_names
 from engine.words import MODES
 
 from .. import db, store
@@ -51,8 +51,12 @@ def create():
 
 
 def ruleset_choices() -> list[tuple[str, str]]:
-    """(name, title) of each installed ruleset, for a form's select."""
-    return [(name, load_ruleset(name, data_dir()).title) for name in ruleset_names(data_dir())]
+    """(name, title) of each installed ruleset that loads, for a form's select; a broken
+    one is left out and said in one line in the server's log."""
+    loaded, broken = installed_rulesets(data_dir())
+    for problem in broken:
+        current_app.logger.warning("erudit: %s", problem)
+    return [(name, ruleset.title) for name, ruleset in loaded.items()]
 
 
 def installed_ruleset(name: str) -> str:
