@@ -317,7 +317,8 @@ def jokers_unlike_tiles(crops: np.ndarray, probs: np.ndarray) -> np.ndarray:
     unlike = np.zeros(len(probs), bool)
     if len(jokers) == 0 or len(tiles) < MIN_FACES:
         return unlike
-    faces = _faces(_centre_lab(crops), np.union1d(tiles, jokers))
+    # colour alone (Lab a, b): a shadow darkens a tile's face, it does not change its colour
+    faces = _faces(_centre_lab(crops), np.union1d(tiles, jokers))[:, 1:]
     usual = np.median(faces[tiles], axis=0)
     spread = np.median(np.linalg.norm(faces[tiles] - usual, axis=1))
     off = np.linalg.norm(faces[jokers] - usual, axis=1)
