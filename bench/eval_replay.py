@@ -59,11 +59,14 @@ def same_tiles(a, b) -> bool:
     return len(list(a.tiles())) == len(list(b.tiles()))
 
 
+LEARN = [True]  # whether the replay learns its box from its own photos (--no-learn: not)
+
+
 def replay(photos, profile=None) -> Game:
     from companion_app.photos import replay_images
 
     game = new_game(photos, profile)
-    replay_images(game, photos.images, profile)
+    replay_images(game, photos.images, profile, learn=LEARN[0])
     return game
 
 
@@ -151,8 +154,11 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="games replayed side by side")
     parser.add_argument("--live", action="store_true",
                         help="each photo proposed alone on the true board before it")
+    parser.add_argument("--no-learn", action="store_true",
+                        help="replay without learning the box from the game's own photos")
     add_condition_options(parser)
     options = parser.parse_args()
+    LEARN[0] = not options.no_learn
     with tempfile.TemporaryDirectory() as folder:
         return run(options, Path(folder))
 

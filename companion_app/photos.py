@@ -24,7 +24,7 @@ from engine.infer import (
     tile_fit,
     tiles_seen,
 )
-from vision.squares import SquareLooks
+from vision.squares import SquareLooks, TileLooks
 
 # Mean probability of the old tiles in a clear photo, and the least trust a photo keeps.
 CLEAR_READING, MIN_TRUST = 0.9, 0.2
@@ -71,14 +71,15 @@ def _profile(profile, data):
     return load_profile(profile, data_dir(data))
 
 
-def read_aligned(game: Game, image: np.ndarray, profile=None, squares=None):
+def read_aligned(game: Game, image: np.ndarray, profile=None, squares=None, letters=None):
     """Read a photo and bring the reading into the game's frame. Photos may be taken from any
     side of the table and a grid may be found a few cells off: unless the reader's own upright
     already explains the old tiles well, the photo is read in all four turns, and the turn and
     shift whose reading agrees best with the tiles already down wins."""
     from vision.read import read_board, read_grid
 
-    reading = read_board(image, ruleset=game.ruleset, profile=profile, squares=squares)
+    reading = read_board(image, ruleset=game.ruleset, profile=profile, squares=squares,
+                         letters=letters)
     if game.board.is_empty():
         return reading
     tiles = len(list(game.board.tiles()))
@@ -87,14 +88,14 @@ def read_aligned(game: Game, image: np.ndarray, profile=None, squares=None):
         own = reading.orientation // 90
         for extra in (1, 2, 3):
             other = read_grid(image, reading.location, ruleset=game.ruleset, profile=profile,
-                              turns=(own + extra) % 4, squares=squares)
+                              turns=(own + extra) % 4, squares=squares, letters=letters)
             other_fit, other_shift = best_shift(game.board, other.probs, other.labels)
             if other_fit > fit:
                 reading, fit, shift = other, other_fit, other_shift
     if shift == (0, 0):
         return reading
     return read_grid(image, _shifted(reading, *shift), ruleset=game.ruleset, profile=profile,
-                     turns=0, squares=squares)
+                     turns=0, squares=squares, letters=letters)
 
 
 def _shifted(reading, dr: int, dc: int):
@@ -216,8 +217,8 @@ def _replay(game: Game, sources: list, profile, load, learn: bool = True) -> Non
 
     check_readable(game.ruleset)
     evidence = Evidence()
-    squares = _squares_of(profile)
-    photos = _Photos(sources, load, profile, squares)
+    squares, letters = _squares_of(profile), TileLooks()
+    photos = _Photos(sources, load, profile, squares, letters if learn else None)
     stood_in = None  # the board before the last turn, when that turn was read from this photo
     for index, source in enumerate(sources):
         if game.finished:
@@ -237,6 +238,7 @@ def _replay(game: Game, sources: list, profile, load, learn: bool = True) -> Non
         if learn:
             squares.learn(_looks(window[0]), _still_empty(game.board, probs[0],
                                                           window[0].labels))
+            letters.learn(getattr(window[0], "embeddings", None), _new_letters(before, game.board))
         evidence.add(game, window[0])
         evidence.revise(game, window[0].labels)
         photos.forget(index)
@@ -247,6 +249,14 @@ def _squares_of(profile) -> SquareLooks:
     game adds each photo's empty squares as its turns are taken."""
     squares = getattr(profile, "squares", None)
     return squares.copy() if squares else SquareLooks()
+
+
+def _new_letters(before: Board, after: Board) -> list[tuple[int, int, str]]:
+    """The lettered tiles a turn placed, as (row, col, glyph): a blank shows no letter."""
+    from vision.classifier import glyph_of
+
+    return [(row, col, glyph_of(symbol)) for row, col, symbol in after.placed_over(before)
+            if not is_star(symbol)]
 
 
 def _looks(reading) -> np.ndarray | None:
@@ -348,8 +358,9 @@ class _Photos:
     reading aligned against a smaller board is checked against the board as it grows, and
     read again in all four turns only if the old tiles no longer fit."""
 
-    def __init__(self, sources: list, load, profile, squares=None):
-        self.sources, self.load, self.profile, self.squares = sources, load, profile, squares
+    def __init__(self, sources: list, load, profile, squares=None, letters=None):
+        self.sources, self.load, self.profile = sources, load, profile
+        self.squares, self.letters = squares, letters
         self._images: dict[int, np.ndarray] = {}
         self._readings: dict[int, tuple[object, int]] = {}   # index → (reading, tiles then)
 
@@ -370,7 +381,8 @@ class _Photos:
         image = self.image(index)          # a file that is not a photo stops the replay
         try:
             reading = _named(self.sources[index],
-                             lambda: read_aligned(game, image, self.profile, self.squares))
+                             lambda: read_aligned(game, image, self.profile, self.squares,
+                                                  self.letters))
         except PhotoError as exc:
             reading = _unread(game, image, exc)
         else:

@@ -32,7 +32,7 @@ from vision.classifier import (
 )
 from vision.locate import Location, locate_board
 from vision.photo import load_for_reading
-from vision.squares import SquareLooks, cell_looks
+from vision.squares import SquareLooks, TileLooks, cell_looks
 
 SURE = 0.9  # a cell whose best symbol is less likely than this is reported as uncertain
 CANDIDATES = 3  # at most this many symbols offered for an uncertain cell
@@ -110,7 +110,7 @@ class Reading:
 
 
 def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None,
-               squares: SquareLooks | None = None) -> Reading:
+               squares: SquareLooks | None = None, letters: TileLooks | None = None) -> Reading:
     """Open and read one photo; `.ms` is the time from opening the file to the board."""
     # one-time loading is not part of a photo's time (the one-thread network reads doubtful
     # cells beside the second, and a calibrated read's cells beside it)
@@ -119,14 +119,16 @@ def read_photo(path, *, ruleset: str | Ruleset = "erudit", profile=None,
         load_profile_model()
     start = time.perf_counter()
     image, scale = load_for_reading(path)
-    reading = read_board(image, ruleset=ruleset, profile=profile, squares=squares)
+    reading = read_board(image, ruleset=ruleset, profile=profile, squares=squares,
+                         letters=letters)
     reading.corners = reading.corners * scale  # in the photo's own pixels
     reading.ms = (time.perf_counter() - start) * 1000
     return reading
 
 
 def read_board(image: np.ndarray, *, ruleset: str | Ruleset = "erudit", profile=None,
-               turns: int | None = None, squares: SquareLooks | None = None) -> Reading:
+               turns: int | None = None, squares: SquareLooks | None = None,
+               letters: TileLooks | None = None) -> Reading:
     """Read every cell of the board in a BGR photo (PhotoError when no board can be read).
 
     `profile` is a calibrated box: any object with `adjust(log_probs, embeddings, glyphs)`
@@ -136,15 +138,16 @@ def read_board(image: np.ndarray, *, ruleset: str | Ruleset = "erudit", profile=
     `turns` forces the upright (quarter turns counter-clockwise) when the caller knows it
     better than the letters do, e.g. from the tiles already on the board.
     `squares` are the box's squares as they look empty (a profile's, or learnt along a
-    game): each cell is weighed against its own.
+    game): each cell is weighed against its own. `letters` are a game's taken tiles: a tile
+    that looks like one letter's is read with them.
     """
     return read_grid(image, locate_board(image), ruleset=ruleset, profile=profile, turns=turns,
-                     squares=squares)
+                     squares=squares, letters=letters)
 
 
 def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset = "erudit",
               profile=None, turns: int | None = None,
-              squares: SquareLooks | None = None) -> Reading:
+              squares: SquareLooks | None = None, letters: TileLooks | None = None) -> Reading:
     """read_board on a grid already located (corners in image order, or any order: the
     reading is turned upright from the corners' first one)."""
     rules = load_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
@@ -163,6 +166,8 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     # photo less than the first on two threads and then the second (the same readings)
     _look_again(model if profile is not None else load_model(threads=1), view, log_probs,
                 embeddings, turns, matrix)
+    if letters:
+        log_probs = letters.adjust(log_probs, embeddings, model.glyphs, model.glyphs.index(EMPTY))
     general = None
     if profile is not None:
         general = masked(log_probs, matrix)

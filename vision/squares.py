@@ -39,10 +39,14 @@ BLEND = 0.5  # a new empty look's weight against the one kept: light drifts duri
 def cell_looks(crops: np.ndarray, turns: int = 0) -> np.ndarray:
     """(15, 15, PATCH, PATCH, 3) float32 Lab looks of a board's 225 crops (photo order, as
     cut), in the upright frame `turns` quarter turns counter-clockwise from the photo's."""
-    inner = np.ascontiguousarray(crops.reshape(-1, CROP, CROP, 3)[:, _INNER, _INNER])
-    small = np.stack([cv2.resize(c, (PATCH, PATCH), interpolation=cv2.INTER_AREA)
-                      for c in inner])
-    lab = cv2.cvtColor(small.reshape(-1, PATCH, 3), cv2.COLOR_BGR2LAB).astype(np.float32)
+    inner = crops.reshape(GRID, GRID, CROP, CROP, 3)[:, :, _INNER, _INNER]
+    size = inner.shape[2]
+    # one picture of the 225 centres side by side, shrunk in one call (whole blocks per look)
+    mosaic = np.ascontiguousarray(inner.transpose(0, 2, 1, 3, 4)).reshape(GRID * size,
+                                                                          GRID * size, 3)
+    small = cv2.resize(mosaic, (GRID * PATCH, GRID * PATCH), interpolation=cv2.INTER_AREA)
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
+    lab = lab.reshape(GRID, PATCH, GRID, PATCH, 3).transpose(0, 2, 1, 3, 4)
     grid = lab.reshape(GRID, GRID, PATCH, PATCH, 3)
     return np.ascontiguousarray(np.rot90(np.rot90(grid, turns, axes=(0, 1)), turns, axes=(2, 3)))
 
@@ -127,3 +131,67 @@ def _light(diff: np.ndarray, clear: np.ndarray) -> np.ndarray:
     change = diff.mean(axis=(2, 3)).reshape(-1, 3)
     fit, *_ = np.linalg.lstsq(design[clear.ravel()], change[clear.ravel()], rcond=None)
     return (design @ fit).reshape(GRID, GRID, 1, 1, 3).astype(np.float32)
+
+
+# A game's own tiles: each taken move's new tiles, whose letters the players have let stand,
+# are references of how this box prints each letter. A later cell read as a tile whose look
+# (the network's embedding) is as near one letter's references as they are to each other, and
+# clearly nearer than to any other letter's, has that letter's odds raised by BONUS nats.
+# Letters the game has not shown yet are left as the network reads them.
+MIN_REFS = 2  # references a letter needs before it has a say
+MAX_REFS = 24  # the latest references kept per letter: enough for its spread
+SPREAD_QUANTILE = 0.2  # a cell within this quantile of the references' own nearness is alike
+GAP = 0.05  # cosine: nearer the best letter than the next by this much
+BONUS = 3.0  # nats
+TILE = 0.5  # cells the network reads as empty this likely are left alone
+
+
+class TileLooks:
+    """What a game's taken tiles of each letter look like to the network (its embeddings)."""
+
+    def __init__(self):
+        self.refs: dict[str, list[np.ndarray]] = {}
+
+    def __bool__(self) -> bool:
+        return any(len(r) >= MIN_REFS for r in self.refs.values())
+
+    def learn(self, embeddings: np.ndarray | None, tiles) -> None:
+        """Take `tiles` ((row, col, glyph) in the upright frame) of a photo's `embeddings`
+        (15, 15, D) as references of their glyphs."""
+        if embeddings is None:
+            return
+        for row, col, glyph in tiles:
+            vector = embeddings[row, col].astype(np.float32)
+            vector /= max(float(np.linalg.norm(vector)), 1e-12)
+            kept = self.refs.setdefault(glyph, [])
+            kept.append(vector)
+            del kept[:-MAX_REFS]
+
+    def adjust(self, log_probs: np.ndarray, embeddings: np.ndarray, glyphs, empty: int) -> np.ndarray:
+        """(N, G) glyph log-probabilities with each tile cell's likeliest look-alike letter
+        raised, renormalised; `empty` is the empty glyph's column."""
+        known = [g for g, refs in self.refs.items() if len(refs) >= MIN_REFS and g in glyphs]
+        if not known:
+            return log_probs
+        means, nearness = [], []
+        for glyph in known:
+            refs = np.asarray(self.refs[glyph])
+            mean = refs.mean(axis=0)
+            mean /= max(float(np.linalg.norm(mean)), 1e-12)
+            means.append(mean)
+            nearness.append(float(np.quantile(refs @ mean, SPREAD_QUANTILE)))
+        vectors = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
+        similar = vectors @ np.asarray(means).T
+        order = np.argsort(-similar, axis=1)
+        best = order[:, 0]
+        first = similar[np.arange(len(similar)), best]
+        second = (similar[np.arange(len(similar)), order[:, 1]] if len(known) > 1
+                  else np.full(len(similar), -1.0))
+        alike = ((first >= np.asarray(nearness)[best]) & (first - second >= GAP)
+                 & (np.exp(log_probs[:, empty]) < TILE))
+        adjusted = log_probs.copy()
+        columns = np.array([list(glyphs).index(g) for g in known])
+        cells = np.flatnonzero(alike)
+        adjusted[cells, columns[best[cells]]] += BONUS
+        top = adjusted.max(axis=1, keepdims=True)
+        return adjusted - top - np.log(np.exp(adjusted - top).sum(axis=1, keepdims=True))
