@@ -104,3 +104,43 @@ def test_a_real_game_of_a_box_never_trained_on_replays_move_for_move(shared):
     wrong = [m["turn"] for m, t in zip(moves, truth["moves"], strict=False) if not exact(m, t)]
     assert not wrong, f"turns read wrong: {wrong}"
     assert isinstance(game.board, Board)
+
+
+def test_a_profile_from_the_boxs_empty_board_reads_no_empty_square_as_a_tile(shared, data_dir,
+                                                                             capsys):
+    from companion_app.cli import main
+
+    folder = shared / "external" / "scrabscrap" / "game13"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent")
+    truth = json.loads((folder / "truth.json").read_text(encoding="utf-8"))
+    assert main(["calibrate", "--empty", str(folder / "extra" / "empty.jpg"), "--name", "club",
+                 "--ruleset", "scrabble"]) == 0
+    capsys.readouterr()
+    first = folder / truth["photos"][0]
+    assert main(["read", str(first), "--profile", "club", "--ruleset", "scrabble", "--json"]) == 0
+    board = json.loads(capsys.readouterr().out)["board"]
+    placed = {parse_cell(t["cell"]) for t in truth["moves"][0]["photo_tiles"]}
+    wrong = [(r, c) for r in range(15) for c in range(15)
+             if (r, c) not in placed and board[r][c] != "."]
+    assert not wrong, f"empty squares read as tiles: {wrong}"
+
+
+def test_a_tile_like_a_letter_the_game_has_taken_is_read_as_that_letter():
+    from vision.squares import TileLooks
+
+    rng = np.random.default_rng(3)
+    ours, theirs = rng.normal(size=16), rng.normal(size=16)
+    looks = np.zeros((15, 15, 16), np.float32)
+    looks[7, 7], looks[7, 8] = ours + 0.05 * rng.normal(size=16), ours
+    looks[8, 7], looks[8, 8] = theirs, theirs + 0.05 * rng.normal(size=16)
+    tiles = TileLooks()
+    tiles.learn(looks, [(7, 7, "Q"), (7, 8, "Q"), (8, 7, "Z"), (8, 8, "Z")])
+    glyphs = [".", "Q", "Z", "O"]
+    # the network is torn between Q and O on a tile that looks like the game's Qs
+    log_probs = np.log(np.array([[0.01, 0.44, 0.05, 0.50], [0.01, 0.44, 0.05, 0.50]]))
+    cells = np.stack([ours + 0.05 * rng.normal(size=16), rng.normal(size=16)])
+    adjusted = tiles.adjust(log_probs, cells, glyphs, 0)
+    assert glyphs[int(adjusted[0].argmax())] == "Q"
+    assert glyphs[int(adjusted[1].argmax())] == "O"  # unlike every taken tile: as read
+    assert np.allclose(np.exp(adjusted).sum(axis=1), 1)

@@ -140,7 +140,8 @@ def _light(diff: np.ndarray, clear: np.ndarray) -> np.ndarray:
 # Letters the game has not shown yet are left as the network reads them.
 MIN_REFS = 2  # references a letter needs before it has a say
 MAX_REFS = 24  # the latest references kept per letter: enough for its spread
-SPREAD_QUANTILE = 0.2  # a cell within this quantile of the references' own nearness is alike
+SPREAD_QUANTILE = 0.2  # a cell within this quantile of the references' own nearness is alike,
+SLACK = 0.02  # ... less this (cosine): a few references of one photo understate their spread
 GAP = 0.05  # cosine: nearer the best letter than the next by this much
 BONUS = 3.0  # nats
 TILE = 0.5  # cells the network reads as empty this likely are left alone
@@ -179,7 +180,7 @@ class TileLooks:
             mean = refs.mean(axis=0)
             mean /= max(float(np.linalg.norm(mean)), 1e-12)
             means.append(mean)
-            nearness.append(float(np.quantile(refs @ mean, SPREAD_QUANTILE)))
+            nearness.append(float(np.quantile(refs @ mean, SPREAD_QUANTILE)) - SLACK)
         vectors = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
         similar = vectors @ np.asarray(means).T
         order = np.argsort(-similar, axis=1)
