@@ -109,21 +109,93 @@ def _shifted(reading, dr: int, dc: int):
                     quality=reading.location.quality)
 
 
-def propose_turn(game: Game, image_path, profile=None, data=None) -> Proposal:
-    """Read one photo and propose the move it shows (PhotoError for an unreadable photo)."""
+def propose_turn(game: Game, image_path, profile=None, data=None, past=None,
+                 key: str | None = None) -> Proposal:
+    """Read one photo and propose the move it shows (PhotoError for an unreadable photo).
+    `past`: the photos of the game's turns so far (None where a turn has none): what they
+    show of the box's squares and letters is learnt first, once per `key` (a game's id) and
+    process, and the photo is read against it."""
     from vision.photo import load_for_reading
 
     image, _ = load_for_reading(image_path)
-    return propose_image(game, image, _profile(profile, data))
+    profile = _profile(profile, data)
+    memory = remembered(game, past, profile, key) if past is not None else None
+    return propose_image(game, image, profile, memory)
 
 
-def propose_image(game: Game, image: np.ndarray, profile=None) -> Proposal:
+def propose_image(game: Game, image: np.ndarray, profile=None,
+                  memory: Memory | None = None) -> Proposal:
     """propose_turn for a photo already decoded (benchmarks, tests)."""
     from vision.classifier import check_readable
 
     check_readable(game.ruleset)
-    squares = profile.squares if profile is not None else None
-    return _proposal(game, image, read_aligned(game, image, profile, squares))
+    memory = memory or Memory(profile)
+    return _proposal(game, image, read_aligned(game, image, profile, memory.squares,
+                                               memory.letters))
+
+
+@dataclass
+class _Position:
+    """What read_aligned needs of a game: its board and rules."""
+
+    board: Board
+    ruleset: object
+
+
+class Memory:
+    """What a game's taken photos taught the reader of its box: each square's look while
+    empty and each letter's look (vision.squares), and which photos it has learnt from."""
+
+    def __init__(self, profile=None):
+        self.squares, self.letters = _squares_of(profile), TileLooks()
+        self.learnt: list = []
+
+    def learn(self, before: Board, reading, probs: np.ndarray, after: Board) -> None:
+        """Learn from a photo (its `reading`, and `probs` as far as trusted) of the board
+        `after`, taken over `before`."""
+        self.squares.learn(_looks(reading), _still_empty(after, probs, reading.labels))
+        self.letters.learn(getattr(reading, "embeddings", None), _new_letters(before, after))
+
+
+_MEMORIES: dict = {}  # key -> Memory, the games this process has proposed turns of lately
+KEPT_MEMORIES = 16
+# a memory made afresh learns from this many of the latest photos: the room's light drifts
+LATEST_PHOTOS = 6
+
+
+def remembered(game: Game, past: list, profile, key: str | None) -> Memory:
+    """The memory of `game`'s photos `past` (one a turn, None for none), made or brought up to
+    date: a memory whose photos are not the start of `past` (a turn undone) is made again."""
+    memory = _MEMORIES.pop(key, None) if key is not None else None
+    if memory is None or list(past[:len(memory.learnt)]) != memory.learnt:
+        memory = Memory(profile)
+        memory.learnt = [None] * max(0, len(past) - LATEST_PHOTOS)
+    for index in range(len(memory.learnt), min(len(past), len(game.turns))):
+        _learn_turn(memory, game, index, past[index], profile)
+        memory.learnt.append(past[index])
+    if key is not None:
+        _MEMORIES[key] = memory
+        while len(_MEMORIES) > KEPT_MEMORIES:
+            _MEMORIES.pop(next(iter(_MEMORIES)))
+    return memory
+
+
+def _learn_turn(memory: Memory, game: Game, index: int, path, profile) -> None:
+    """Learn from the photo of turn `index` (0-based); a photo that cannot be read teaches
+    nothing."""
+    from vision.photo import load_for_reading
+
+    if path is None:
+        return
+    before = game.turns[index - 1].board if index else Board()
+    after = game.turns[index].board
+    try:
+        image, _ = load_for_reading(path)
+        reading = read_aligned(_Position(after, game.ruleset), image, profile, memory.squares,
+                               memory.letters)
+    except (EruditError, OSError):
+        return
+    memory.learn(before, reading, reading.probs, after)
 
 
 def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Proposal:
@@ -217,8 +289,8 @@ def _replay(game: Game, sources: list, profile, load, learn: bool = True) -> Non
 
     check_readable(game.ruleset)
     evidence = Evidence()
-    squares, letters = _squares_of(profile), TileLooks()
-    photos = _Photos(sources, load, profile, squares, letters if learn else None)
+    memory = Memory(profile)
+    photos = _Photos(sources, load, profile, memory.squares, memory.letters if learn else None)
     stood_in = None  # the board before the last turn, when that turn was read from this photo
     for index, source in enumerate(sources):
         if game.finished:
@@ -236,9 +308,7 @@ def _replay(game: Game, sources: list, profile, load, learn: bool = True) -> Non
         game.play(proposal.board, sure=sure, alternatives=proposal.alternatives)
         stood_in = before if isinstance(window[0], Unreadable) else None
         if learn:
-            squares.learn(_looks(window[0]), _still_empty(game.board, probs[0],
-                                                          window[0].labels))
-            letters.learn(getattr(window[0], "embeddings", None), _new_letters(before, game.board))
+            memory.learn(before, window[0], probs[0], game.board)
         evidence.add(game, window[0])
         evidence.revise(game, window[0].labels)
         photos.forget(index)

@@ -144,3 +144,26 @@ def test_a_tile_like_a_letter_the_game_has_taken_is_read_as_that_letter():
     assert glyphs[int(adjusted[0].argmax())] == "Q"
     assert glyphs[int(adjusted[1].argmax())] == "O"  # unlike every taken tile: as read
     assert np.allclose(np.exp(adjusted).sum(axis=1), 1)
+
+
+@pytest.mark.slow
+def test_a_proposal_reads_a_new_blank_against_what_the_games_photos_showed(shared):
+    from companion_app.photos import propose_turn
+
+    folder = shared / "external" / "scrabscrap" / "game13"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent")
+    truth = json.loads((folder / "truth.json").read_text(encoding="utf-8"))
+    ruleset = load_ruleset("scrabble-de")
+    game = Game(ruleset, 2)
+    board = Board()
+    for move in truth["moves"][:15]:  # the turns before two blanks are laid, as taken
+        board = board.copy()
+        for tile in move.get("photo_tiles") or []:
+            board.set(*parse_cell(tile["cell"]), tile["letter"])
+        game.play(board) if move["kind"] == "play" else game.pass_turn()
+    past = [str(folder / p) for p in truth["photos"][:15]]
+    proposal = propose_turn(game, folder / truth["photos"][15], past=past, key="game13")
+    placed = {cell for cell in proposal.cells}
+    assert {"E9", "E10"} <= placed, f"the two blanks are part of the move: {sorted(placed)}"
+    assert all(is_star(proposal.board[cell]) for cell in ("E9", "E10"))

@@ -171,7 +171,8 @@ class TileLooks:
     def adjust(self, log_probs: np.ndarray, embeddings: np.ndarray, glyphs, empty: int) -> np.ndarray:
         """(N, G) glyph log-probabilities with each tile cell's likeliest look-alike letter
         raised, renormalised; `empty` is the empty glyph's column."""
-        known = [g for g, refs in self.refs.items() if len(refs) >= MIN_REFS and g in glyphs]
+        known = [g for g, refs in self.refs.items() if len(refs) >= MIN_REFS and g in glyphs
+                 and refs[0].shape[0] == embeddings.shape[1]]
         if not known:
             return log_probs
         means, nearness = [], []
