@@ -129,7 +129,7 @@ def propose_image(game: Game, image: np.ndarray, profile=None,
     from vision.classifier import check_readable
 
     check_readable(game.ruleset)
-    memory = memory or Memory(profile)
+    memory = memory or Memory(profile, game.ruleset.layout)
     return _proposal(game, image, read_aligned(game, image, profile, memory.squares,
                                                memory.letters))
 
@@ -146,14 +146,16 @@ class Memory:
     """What a game's taken photos taught the reader of its box: each square's look while
     empty and each letter's look (vision.squares), and which photos it has learnt from."""
 
-    def __init__(self, profile=None):
+    def __init__(self, profile=None, layout=None):
         self.squares, self.letters = _squares_of(profile), TileLooks()
+        self.kinds = None if layout is None else np.array([list(row) for row in layout.rows])
         self.learnt: list = []
 
     def learn(self, before: Board, reading, probs: np.ndarray, after: Board) -> None:
         """Learn from a photo (its `reading`, and `probs` as far as trusted) of the board
         `after`, taken over `before`."""
-        self.squares.learn(_looks(reading), _still_empty(after, probs, reading.labels))
+        self.squares.learn(_looks(reading), _still_empty(after, probs, reading.labels),
+                           self.kinds)
         self.letters.learn(getattr(reading, "embeddings", None), _new_letters(before, after))
 
 
@@ -168,7 +170,7 @@ def remembered(game: Game, past: list, profile, key: str | None) -> Memory:
     date: a memory whose photos are not the start of `past` (a turn undone) is made again."""
     memory = _MEMORIES.pop(key, None) if key is not None else None
     if memory is None or list(past[:len(memory.learnt)]) != memory.learnt:
-        memory = Memory(profile)
+        memory = Memory(profile, game.ruleset.layout)
         memory.learnt = [None] * max(0, len(past) - LATEST_PHOTOS)
     for index in range(len(memory.learnt), min(len(past), len(game.turns))):
         _learn_turn(memory, game, index, past[index], profile)
@@ -289,7 +291,7 @@ def _replay(game: Game, sources: list, profile, load, learn: bool = True) -> Non
 
     check_readable(game.ruleset)
     evidence = Evidence()
-    memory = Memory(profile)
+    memory = Memory(profile, game.ruleset.layout)
     photos = _Photos(sources, load, profile, memory.squares, memory.letters if learn else None)
     stood_in = None  # the board before the last turn, when that turn was read from this photo
     for index, source in enumerate(sources):

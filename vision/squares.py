@@ -34,6 +34,10 @@ SAME, LIKE, OTHER, FAR = 3.0, 5.0, 10.0, 14.0
 WEIGHTS = np.float32([0.25, 1.0, 1.0])
 CAP = 6.0  # nats: the most a square's own look moves a cell's odds of being empty
 BLEND = 0.5  # a new empty look's weight against the one kept: light drifts during a game
+# a square is learnt only when it looks like the other empty squares of its kind: within
+# KIND_SPREAD × their median distance from their median look, or KIND_FLOOR Lab units (light
+# falls off across a board); a kind of fewer than MIN_KIND empty squares is taken as it is
+KIND_SPREAD, KIND_FLOOR, MIN_KIND = 4.0, 12.0, 3
 
 
 def cell_looks(crops: np.ndarray, turns: int = 0) -> np.ndarray:
@@ -75,10 +79,16 @@ class SquareLooks:
         other.looks, other.seen = self.looks.copy(), self.seen.copy()
         return other
 
-    def learn(self, looks: np.ndarray | None, empty: np.ndarray) -> None:
-        """Take the looks of the cells `empty` (15, 15 booleans) as their squares' own."""
+    def learn(self, looks: np.ndarray | None, empty: np.ndarray,
+              kinds: np.ndarray | None = None) -> None:
+        """Take the looks of the cells `empty` (15, 15 booleans) as their squares' own. With
+        `kinds` (15, 15 layout codes) a cell that looks unlike the other squares of its kind
+        is left out: a tile nobody saw (a blank taken for its square) must not become the
+        look of an empty square."""
         if looks is None:
             return
+        if kinds is not None:
+            empty = empty & like_their_kind(looks, empty, kinds)
         new = empty & (self.seen == 0)
         again = empty & (self.seen > 0)
         self.looks[new] = looks[new]
@@ -121,6 +131,20 @@ class SquareLooks:
         weighed = probs * scale[..., None]
         weighed[..., 0] = empty * gain * scale
         return weighed
+
+
+def like_their_kind(looks: np.ndarray, cells: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    """(15, 15) which of `cells` look like the median of their kind's `cells`: within
+    KIND_SPREAD × the kind's own median distance from it (and KIND_FLOOR Lab units)."""
+    alike = np.ones(cells.shape, bool)
+    for kind in np.unique(kinds):
+        members = cells & (kinds == kind)
+        if members.sum() < MIN_KIND:
+            continue
+        usual = np.median(looks[members], axis=0)
+        far = np.sqrt(((looks[members] - usual) ** 2 * WEIGHTS).sum(axis=-1).mean(axis=(1, 2)))
+        alike[members] = far <= max(KIND_SPREAD * float(np.median(far)), KIND_FLOOR)
+    return alike
 
 
 def _light(diff: np.ndarray, clear: np.ndarray) -> np.ndarray:
