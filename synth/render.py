@@ -23,6 +23,8 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from engine.board import COLUMNS
+from engine.ruleset import SIZE
 from synth.styles import (
     ANY_STYLES,
     CALIBRATION_STYLES,
@@ -36,15 +38,13 @@ from synth.styles import (
     shade,
 )
 
-__all__ = ["Shot", "render_photo", "STYLES", "CALIBRATION_STYLES", "ANY_STYLES", "font_paths",
-           "add_training_fonts"]
+__all__ = ["Shot", "render_photo", "STYLES", "CALIBRATION_STYLES", "ANY_STYLES", "font_paths"]
 ALL_STYLES = STYLES + CALIBRATION_STYLES + ANY_STYLES
 
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts")
 NEEDED_GLYPHS = "АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 HELDOUT_SHARE = 0.15  # fraction of font files kept away from training
 GLYPH_BASE = 96       # font size at which glyph bitmaps are rasterised before scaling
-N = 15                # cells per side
 VALUE_CLEARANCE = 0.03  # of a tile: the least gap between a letter and its value in the corner
 SHRINK_STEP = 0.95     # the letter's size kept at each step it takes to clear the value ...
 CLEAR_STEP = 0.015     # ... and how far (of a tile) it moves up and left at each
@@ -118,31 +118,10 @@ def _font_split() -> dict[str, list[str]]:
 
 
 def font_paths(split: str = "train") -> list[str]:
-    """Font files (with Cyrillic, Latin and digits) in the split "train", "heldout" or "all";
-    "train" and "all" also hold the fonts add_training_fonts added in this process."""
+    """Font files (with Cyrillic, Latin and digits) in the split "train", "heldout" or "all"."""
     if split not in ("train", "heldout", "all"):
         raise ValueError(f"unknown font split {split!r}")
-    return list(_font_split()[split]) + (_EXTRA_FONTS if split != "heldout" else [])
-
-
-_EXTRA_FONTS: list[str] = []  # training fonts from outside the system's font folders
-
-
-def add_training_fonts(folder, skip: tuple[str, ...] = ()) -> int:
-    """Add the usable font files below `folder` (but those whose names start with one of
-    `skip`) to this process's training split, and return how many. A font of a held-out
-    family is refused (ValueError): held-out fonts must stay unseen."""
-    root = Path(os.path.expanduser(folder))
-    if not root.is_dir():
-        raise ValueError(f"{folder}: no such folder of fonts")
-    files = sorted(p for p in _fonts_below(root) if not Path(p).name.startswith(tuple(skip)))
-    usable = [p for p in files if _has_glyphs(p) and p not in _font_split()["all"]]
-    held = {_family(p) for p in _font_split()["heldout"]}
-    clash = sorted(Path(p).name for p in usable if _family(p) in held)
-    if clash:
-        raise ValueError(f"{folder}: fonts of held-out families: {', '.join(clash)}")
-    _EXTRA_FONTS.extend(p for p in usable if p not in _EXTRA_FONTS)
-    return len(usable)
+    return list(_font_split()[split])
 
 
 @lru_cache(maxsize=256)
@@ -189,9 +168,7 @@ def _formed_raster(path: str, text: str, form: tuple) -> tuple[np.ndarray, int, 
     from the training ones mostly in these ways."""
     arr, dx, dy = _raster(path, text)
     weight, stretch, shear = form
-    if weight == HAIRLINE:  # each stroke redrawn along its middle, HAIRLINE_WIDTH px wide
-        arr, weight = _hairline(arr), 0
-    elif weight < 0:  # thinning must not break the strokes: keep at least 2 px of half-stroke
+    if weight < 0:  # thinning must not break the strokes: keep at least 2 px of half-stroke
         half = cv2.distanceTransform((arr > 127).astype(np.uint8), cv2.DIST_L2, 3).max()
         weight = -min(-weight, max(0, int(half) - 2))
     pad = abs(weight) + 2
@@ -209,42 +186,6 @@ def _formed_raster(path: str, text: str, form: tuple) -> tuple[np.ndarray, int, 
         return np.zeros((1, 1), np.uint8), 0, 0
     arr = arr[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
     return arr, int(round(dx * stretch)), dy - pad + int(ys.min())
-
-
-def _hairline(arr: np.ndarray) -> np.ndarray:
-    """A glyph raster redrawn as hairlines along its strokes' middles (a thin weight of the
-    font: every stroke kept, thick or thin), softened as a rasteriser would."""
-    ink = (arr > 127).astype(np.uint8)
-    middle = _thinned(ink)
-    # thinning can peel a dot away whole (Ё's, in a bold serif): its middle stays
-    count, parts = cv2.connectedComponents(ink)
-    depth = cv2.distanceTransform(ink, cv2.DIST_L2, 3)
-    for part in set(range(1, count)) - set(np.unique(parts[middle > 0])):
-        middle.flat[np.argmax(np.where(parts == part, depth, -1))] = 1
-    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (HAIRLINE_WIDTH,) * 2)
-    return cv2.GaussianBlur(cv2.dilate(middle * 255, kernel), (3, 3), 0.7)
-
-
-def _thinned(ink: np.ndarray) -> np.ndarray:
-    """The one-pixel skeleton of a 0/1 image (Zhang and Suen's thinning: a pixel is peeled
-    off the stroke's sides in turn while that keeps every stroke joined)."""
-    ink = np.pad(ink, 1)
-    while True:
-        peeled = False
-        for first in (True, False):
-            p = np.pad(ink, 1)
-            around = [p[:-2, 1:-1], p[:-2, 2:], p[1:-1, 2:], p[2:, 2:],      # N, NE, E, SE
-                      p[2:, 1:-1], p[2:, :-2], p[1:-1, :-2], p[:-2, :-2]]    # S, SW, W, NW
-            n, _, e, _, s, _, w, _ = around
-            count = sum(around)
-            turns = sum((a == 0) & (b == 1) for a, b in zip(around, around[1:] + around[:1], strict=True))
-            sides = (n * e * s == 0) & (e * s * w == 0) if first else \
-                (n * e * w == 0) & (n * s * w == 0)
-            off = (ink == 1) & (count >= 2) & (count <= 6) & (turns == 1) & sides
-            if off.any():
-                ink[off], peeled = 0, True
-        if not peeled:
-            return ink[1:-1, 1:-1]
 
 
 def _stamp(dst: np.ndarray, mask: np.ndarray, x: float, y: float, color, alpha=1.0):
@@ -299,7 +240,7 @@ def _smooth_noise(rng, h, w, cells, lo=0.0, hi=1.0):
 def _board_canvas(look: Look, layout, c: int, font: str, rng) -> tuple[np.ndarray, np.ndarray, int]:
     """Upright board: colour canvas, alpha mask and the grid's offset (px) inside it."""
     m = int(round((look.margin + look.frame_width) * c))
-    size = N * c + 2 * m
+    size = SIZE * c + 2 * m
     canvas = np.empty((size, size, 3), np.uint8)
     canvas[:] = look.frame if look.frame is not None else look.board_edge
     if look.frame is not None:
@@ -324,14 +265,14 @@ def _board_canvas(look: Look, layout, c: int, font: str, rng) -> tuple[np.ndarra
 
 def _draw_grid(canvas, look: Look, layout, c, m, font, rng):
     lw = max(1, int(round(look.line_width * c)))
-    grid = canvas[m: m + N * c, m: m + N * c]
-    pos = np.arange(N * c) % c
+    grid = canvas[m: m + SIZE * c, m: m + SIZE * c]
+    pos = np.arange(SIZE * c) % c
     on_line = (pos < lw // 2) | (pos >= c - (lw - lw // 2))
     grid[:] = look.cell
     grid[on_line, :] = look.line
     grid[:, on_line] = look.line
-    for r in range(N):
-        for k in range(N):
+    for r in range(SIZE):
+        for k in range(SIZE):
             kind = layout[r][k]
             if kind in look.premium and kind != ".":
                 _draw_premium(grid, look, kind, k * c, r * c, c, lw, font, rng)
@@ -340,7 +281,7 @@ def _draw_grid(canvas, look: Look, layout, c, m, font, rng):
     if look.line_glint > 0:
         _draw_glints(grid, look, c, lw, rng)
     # outer border line of the grid
-    cv2.rectangle(grid, (0, 0), (N * c - 1, N * c - 1), look.line, max(1, lw // 2 + 1))
+    cv2.rectangle(grid, (0, 0), (SIZE * c - 1, SIZE * c - 1), look.line, max(1, lw // 2 + 1))
 
 
 def _draw_premium(grid, look: Look, kind, x, y, c, lw, font, rng):
@@ -377,8 +318,8 @@ def _draw_glints(grid, look: Look, c, lw, rng):
     bright = shade(look.cell, 1.0 + 1.6 * look.line_glint)
     for _ in range(int(40 * look.line_glint) + 5):
         horizontal = rng.random() < 0.5
-        k = int(rng.integers(1, N))
-        a = rng.uniform(0, N * c)
+        k = int(rng.integers(1, SIZE))
+        a = rng.uniform(0, SIZE * c)
         ln = rng.uniform(0.2, 1.5) * c
         p = k * c + rng.uniform(-lw / 2, lw / 2)
         p0, p1 = ((a, p), (a + ln, p)) if horizontal else ((p, a), (p, a + ln))
@@ -388,9 +329,9 @@ def _draw_glints(grid, look: Look, c, lw, rng):
 
 def _draw_labels(canvas, look: Look, c, m, font):
     cap = c * 0.2
-    for i in range(N):
+    for i in range(SIZE):
         _text_centered(canvas, font, str(i + 1), m + (i + 0.5) * c, m - 0.28 * c, cap, look.labels, 0.7)
-        _text_centered(canvas, font, "ABCDEFGHIJKLMNO"[i], m - 0.28 * c, m + (i + 0.5) * c, cap,
+        _text_centered(canvas, font, COLUMNS[i], m - 0.28 * c, m + (i + 0.5) * c, cap,
                        look.labels, 0.7)
 
 
@@ -533,20 +474,13 @@ class GlyphStyle:
 
 
 PLAIN_GLYPHS = GlyphStyle()
-HAIRLINE = -99  # GlyphStyle weight: strokes redrawn along their middles, HAIRLINE_WIDTH px ...
-HAIRLINE_WIDTH = 4  # ... wide at GLYPH_BASE: 0.06 of a capital's height, near the thinnest unseen
-# font's 0.05 (Cantarell Thin; the thinnest training font, Roboto Thin, 0.09)
 
 
-def sample_glyph_style(rng: np.random.Generator, hairline: float = 0.0) -> GlyphStyle:
-    """A random GlyphStyle for training variety; one box in five keeps the font as it is.
-    `hairline` is the share of the others whose strokes are redrawn as hairlines."""
+def sample_glyph_style(rng: np.random.Generator) -> GlyphStyle:
+    """A random GlyphStyle for training variety; one box in five keeps the font as it is."""
     if rng.random() < 0.2:
         return PLAIN_GLYPHS
     weight = int(rng.choice([-2, -1, 0, 1, 1, 2, 2, 3, 4]))
-    # drawn only when asked, so a recipe without hairlines renders what it always did
-    if hairline > 0 and rng.random() < hairline:
-        weight = HAIRLINE
     stretch = round(float(np.exp(rng.uniform(-0.22, 0.18))) * 20) / 20
     shear = round(float(rng.uniform(-0.08, 0.25)) * 20) / 20 if rng.random() < 0.3 else 0.0
     return GlyphStyle(form=(weight, stretch, shear),
@@ -570,7 +504,7 @@ def _grain_texture(rng, size: int, strength: float) -> np.ndarray:
 
 
 def _tile_list(board):
-    return [(r, k, board[r][k]) for r in range(N) for k in range(N) if board[r][k] != "."]
+    return [(r, k, board[r][k]) for r in range(SIZE) for k in range(SIZE) if board[r][k] != "."]
 
 
 def _draw_tiles(canvas, board, look: Look, c, m, cam_xy, cam_z, light, font, rng):
@@ -646,7 +580,7 @@ class _Camera:
         centre row, row 8) turned `degrees` up about that hinge, as a folding board that does
         not lie flat shows it; the near half stays h_units."""
         turn = math.radians(degrees)
-        hinge = N / 2
+        hinge = SIZE / 2
         onto = np.float64([[1, 0, 0], [0, math.cos(turn), hinge * (1 - math.cos(turn))],
                            [0, 0, 1]])
         up = np.float64([0, math.sin(turn), -hinge * math.sin(turn)])
@@ -692,7 +626,7 @@ def _project(hm, pts):
 
 def _fit_frame(h0, rng, pose, extent, w, h):
     """Scale and shift the projection so the board sits in the frame as a photographer would."""
-    grid = np.float64([[0, 0], [N, 0], [N, N], [0, N]])
+    grid = np.float64([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]])
     outer = np.float64([[7.5 - extent, 7.5 - extent], [7.5 + extent, 7.5 - extent],
                         [7.5 + extent, 7.5 + extent], [7.5 - extent, 7.5 + extent]])
     po, pg = _project(h0, outer), _project(h0, grid)
@@ -718,7 +652,7 @@ def _fit_frame(h0, rng, pose, extent, w, h):
 
 
 def _fit_frame_scaled(h0, scale, w, h, rng):
-    pg = _project(h0, np.float64([[0, 0], [N, 0], [N, N], [0, N]])) * scale
+    pg = _project(h0, np.float64([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]])) * scale
     lo, hi = pg.min(0), pg.max(0)
     room = np.maximum(np.float64([w, h]) - (hi - lo) - 4, 0)
     shift = 2 - lo + rng.random(2) * room
@@ -980,8 +914,8 @@ def _blur(f, rng):
 # ----------------------------------------------------------------------------- entry point
 
 def _check_board(board, name):
-    if len(board) != N or any(len(row) != N for row in board):
-        raise ValueError(f"{name} must be {N} strings of {N} characters")
+    if len(board) != SIZE or any(len(row) != SIZE for row in board):
+        raise ValueError(f"{name} must be {SIZE} strings of {SIZE} characters")
 
 
 def _pick_size(rng) -> tuple[int, int]:
@@ -994,14 +928,13 @@ def _pick_size(rng) -> tuple[int, int]:
 def render_photo(board, *, seed: int, style: str | None = None, layout: list[str] | None = None,
                  fonts: str = "train", size: tuple[int, int] | None = None, clutter: bool = True,
                  pose: str = "any", box_seed: int | None = None, variety: bool = False,
-                 fold: float = 0.0, hairline: float = 0.0) -> Shot:
+                 fold: float = 0.0) -> Shot:
     """A synthetic phone photo of `board` (board text, SPEC §3) with exact ground truth.
 
     `box_seed` fixes the box (font and jittered look) apart from the photo, so several photos
     can show one physical box, as calibration needs; None draws the box from `seed` too.
     `variety` also draws a random GlyphStyle for the box (bolder, thinner, condensed or
-    slanted letters, values closer or lower): training data only; `hairline` is the share of
-    those boxes whose letters are drawn as hairlines.
+    slanted letters, values closer or lower): training data only.
     `fold` turns the board's far half that many degrees up about the hinge along the middle of
     its centre row (row 8), as a folding board that does not lie flat shows it (negative:
     down, a ridge); `corners` then are the grid's true corners, of two planes.
@@ -1027,14 +960,14 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     look = sample_look(style, box_rng)
     if variety:  # own random stream: the rest of the photo is the same as without variety
         box = seed if box_seed is None else box_seed
-        look.extras["glyph"] = sample_glyph_style(np.random.default_rng([box, 0x61F]), hairline)
+        look.extras["glyph"] = sample_glyph_style(np.random.default_rng([box, 0x61F]))
     w, h = size or _pick_size(rng)
     extent = 7.5 + look.margin + look.frame_width
     cam = _sample_camera(rng, pose, extent, w, h)
-    corners = _project(cam.h_units, np.float64([[0, 0], [N, 0], [N, N], [0, N]]))
+    corners = _project(cam.h_units, np.float64([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]]))
     if fold:
-        corners[2:] = _project(cam.folded(fold), np.float64([[N, N], [0, N]]))
-    cell_px = float(np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[3])) / (2 * N)
+        corners[2:] = _project(cam.folded(fold), np.float64([[SIZE, SIZE], [0, SIZE]]))
+    cell_px = float(np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[3])) / (2 * SIZE)
     c = int(np.clip(cell_px * rng.uniform(1.0, 1.25), 40, 90))
 
     canvas, alpha, m = _board_canvas(look, layout, c, font, rng)
@@ -1047,7 +980,7 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     if clutter:
         _clutter_objects(img, cam, look, extent, c, font, rng)
     if fold:
-        _warp_folded(img, canvas, alpha, cam, fold, to_units, m - 0.5 + N / 2 * c, rng)
+        _warp_folded(img, canvas, alpha, cam, fold, to_units, m - 0.5 + SIZE / 2 * c, rng)
     else:
         _warp_into(img, canvas, alpha, cam.h_units @ to_units, rng.uniform(0.2, 0.6), rng)
     if clutter:

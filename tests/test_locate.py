@@ -11,10 +11,10 @@ from PIL import Image
 
 from bench.bench_locate import late_board
 from engine.errors import PhotoError
+from engine.ruleset import SIZE
 from synth.photos import dimmed, shadowed
 from synth.render import render_photo
 from vision.locate import (
-    CELLS,
     LSD_SIDES,
     STEADY_QUALITY,
     SURE_MISFIT,
@@ -96,7 +96,7 @@ SHADED_BLACK_GAME = [
     "....ХЙ....Ю...Ю", "...Э........П.Р", "...ЮЪ..Х.Ф.К..Ю",
 ]  # 66 tiles: the tuning render 7 001 160 of bench.eval_read's seeds
 TOLERANCE = 0.01  # of the board diagonal, as in bench/eval_locate.py
-QUARTER_CELL = 0.25 / (CELLS * 2 ** 0.5)  # of the board diagonal
+QUARTER_CELL = 0.25 / (SIZE * 2 ** 0.5)  # of the board diagonal
 
 
 def corner_error(found, truth) -> float:
@@ -370,8 +370,8 @@ def grid_segments(corners, centre, clutter=0, seed=0):
     `corners` (photo px), between the lines they cross, and `clutter` random segments."""
     to_photo = grid_homography(corners)
     pieces = []
-    for line in range(CELLS + 1):
-        for cell in range(CELLS):
+    for line in range(SIZE + 1):
+        for cell in range(SIZE):
             pieces += [[(line, cell + 0.1), (line, cell + 0.9)], [(cell + 0.1, line), (cell + 0.9, line)]]
     ends = cv2.perspectiveTransform(np.float64(pieces).reshape(1, -1, 2), to_photo).reshape(-1, 2, 2)
     centre = np.float64(centre)
@@ -387,7 +387,7 @@ def grid_segments(corners, centre, clutter=0, seed=0):
 
 def cells_off(found, corners) -> float:
     """Largest distance, in the grid's cells, of a found corner from its true one."""
-    square = np.float64([[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]])
+    square = np.float64([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]])
     to_grid = np.linalg.inv(grid_homography(corners))
     grid = cv2.perspectiveTransform(np.float64(found).reshape(1, -1, 2), to_grid)[0]
     return min(float(np.abs(np.roll(grid, k, axis=0) - square).max()) for k in range(4))
@@ -448,7 +448,7 @@ def test_a_grid_of_half_the_period_one_way_is_stretched_back_onto_the_board():
     levels = _pyramid(shot.image)
     scale = levels[-1][1]
     to_photo = grid_homography(shot.corners)
-    half = np.float32([[[3.5, 0], [11, 0], [11, CELLS], [3.5, CELLS]]])  # 7.5 columns as 15
+    half = np.float32([[[3.5, 0], [11, 0], [11, SIZE], [3.5, SIZE]]])  # 7.5 columns as 15
     crowded = _rescale(cv2.perspectiveTransform(half, to_photo)[0], 1.0, scale)
     assert _misfit(levels[-1][0], crowded) > SURE_MISFIT
     stretched = _stretched(crowded, 0, 0.5)
@@ -519,7 +519,7 @@ def test_late_game_fit_with_fainter_lines_is_settled_when_two_segment_sizes_agre
     (levels, first), (_, second) = (first_lattice_fit(shot, side) for side in LSD_SIDES[:2])
     fits = [first, second]
     assert not _sure(levels, fits[1]) and _settled(levels, fits[1], *fits)
-    cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / CELLS
+    cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / SIZE
     apart = (fits[0][0] + np.float32([0.2 * cell, 0]),) + fits[0][1:]
     assert not _settled(levels, fits[1], apart, fits[1])
     for shift in [(1, 0), (0, -4), (7, 0)]:
@@ -617,7 +617,7 @@ def test_small_blurred_board_is_found_by_its_premium_squares():
     # show, so the line fit is poor (this was "no board found"), but the premium squares still
     # say where the grid lies.
     shot = render_photo(EMPTY, seed=1, style="erudit-black", pose="frontal", clutter=False)
-    factor = 15 / (np.linalg.norm(shot.corners[1] - shot.corners[0]) / CELLS)
+    factor = 15 / (np.linalg.norm(shot.corners[1] - shot.corners[0]) / SIZE)
     small = cv2.resize(shot.image, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
     canvas = np.full((720, 1280, 3), 120, np.uint8)
     canvas[60:60 + small.shape[0], 200:200 + small.shape[1]] = small[:660, :1080]
@@ -748,8 +748,8 @@ def test_premiums_of_an_english_board_and_occupied_cells():
     shot = render_photo(PLAYED, seed=6, style="scrabble-hasbro", pose="frontal")
     occupied = np.array([[ch != "." for ch in row] for row in PLAYED])
     rows = read_premiums(rectify(shot.image, shot.corners), occupied=occupied)
-    for r in range(CELLS):
-        for c in range(CELLS):
+    for r in range(SIZE):
+        for c in range(SIZE):
             expected = "?" if occupied[r, c] else shot.layout[r][c]
             assert rows[r][c] == expected, (r, c)
 

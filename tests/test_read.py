@@ -13,10 +13,10 @@ import pytest
 from conftest import CountingNetwork, write_ruleset
 
 from engine.errors import PhotoError
-from engine.ruleset import load_ruleset, ruleset_names
+from engine.ruleset import SIZE, load_ruleset, ruleset_names
 from synth.photos import dimmed, shadowed, shrunk, tilted
 from synth.render import render_photo
-from vision.cells import CROP, GRID, board_image, cut_cell, cut_cells, turn_crops
+from vision.cells import CROP, board_image, cut_cell, cut_cells, turn_crops
 from vision.classifier import (
     GLYPHS,
     MODEL_NAME,
@@ -193,9 +193,9 @@ def test_homoglyphs_share_a_glyph_and_stars_show_as_stars():
 
 def test_cutter_slices_equal_the_general_window():
     rng = np.random.default_rng(0)
-    top = rng.integers(0, 255, ((GRID + 1) * 32, (GRID + 1) * 32, 3), dtype=np.uint8)
+    top = rng.integers(0, 255, ((SIZE + 1) * 32, (SIZE + 1) * 32, 3), dtype=np.uint8)
     crops = cut_cells(top)
-    assert crops.shape == (GRID, GRID, CROP, CROP, 3)
+    assert crops.shape == (SIZE, SIZE, CROP, CROP, 3)
     for r, c in ((0, 0), (7, 7), (14, 14), (3, 11)):
         assert np.array_equal(cut_cell(top, r, c), crops[r, c])
         for dx, dy in ((2, 0), (0, -2), (-2, 2)):  # whole-pixel shifts are sliced, not warped
@@ -236,13 +236,13 @@ def test_turned_board_reads_upright_with_board_order_corners(monkeypatch, seed, 
     assert shot.orientation == turn  # the photo shows the board turned
     network = CountingNetwork(load_model())
     monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
-    monkeypatch.setattr(vision.read, "WIDE", GRID * GRID + 1)  # each batch read whole
+    monkeypatch.setattr(vision.read, "WIDE", SIZE * SIZE + 1)  # each batch read whole
     reading = read_board(shot.image, ruleset="erudit")
     assert reading.orientation == shot.orientation
     assert reading.board == board
     # the whole board went through once; undecided, its cells are read again turned
-    assert network.read.count(GRID * GRID) == 1
-    assert sum(network.read) < (2 if decisive else 3) * GRID * GRID
+    assert network.read.count(SIZE * SIZE) == 1
+    assert sum(network.read) < (2 if decisive else 3) * SIZE * SIZE
     cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / 15
     assert np.abs(reading.corners - shot.corners).max() < 0.35 * cell
 
@@ -254,14 +254,14 @@ def test_upright_board_reads_its_inkiest_cells_once(monkeypatch):
     assert shot.orientation == 0
     network = CountingNetwork(load_model())
     monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
-    monkeypatch.setattr(vision.read, "WIDE", GRID * GRID + 1)  # each batch read whole
+    monkeypatch.setattr(vision.read, "WIDE", SIZE * SIZE + 1)  # each batch read whole
     reading = read_board(shot.image, ruleset="erudit")
     assert reading.board == board
     # the upright vote's cells are not read again with the rest, and the board reads as one
     # read of all 225 cells would
     early = vision.read.EARLY_CELLS
-    assert network.read[0] == early and GRID * GRID - early in network.read
-    assert GRID * GRID not in network.read
+    assert network.read[0] == early and SIZE * SIZE - early in network.read
+    assert SIZE * SIZE not in network.read
     whole = read_grid(shot.image, reading.location, ruleset="erudit", turns=0)
     assert np.array_equal(whole.probs, reading.probs)
 
@@ -280,19 +280,19 @@ def test_a_board_whose_inkiest_cells_are_printed_squares_settles_its_upright_on_
     photo = np.ascontiguousarray(shot.image[::-1, ::-1])
     network = CountingNetwork(load_model())
     monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
-    monkeypatch.setattr(vision.read, "WIDE", GRID * GRID + 1)  # each batch read whole
+    monkeypatch.setattr(vision.read, "WIDE", SIZE * SIZE + 1)  # each batch read whole
     reading = read_board(photo, ruleset="erudit")
     assert reading.orientation == 180
     early = vision.read.EARLY_CELLS
     assert network.read[:2] == [early, early]
-    assert network.read.count(GRID * GRID) == 1
-    assert sum(network.read) < GRID * GRID + 6 * early + 100  # votes and a second look
+    assert network.read.count(SIZE * SIZE) == 1
+    assert sum(network.read) < SIZE * SIZE + 6 * early + 100  # votes and a second look
 
 
 def test_a_boards_worth_of_crops_is_read_in_two_halves_side_by_side(monkeypatch):
     import vision.read
     shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", fonts="heldout")
-    crops = cut_cells(board_image(shot.image, shot.corners)).reshape(GRID * GRID, CROP, CROP, 3)
+    crops = cut_cells(board_image(shot.image, shot.corners)).reshape(SIZE * SIZE, CROP, CROP, 3)
     network = CountingNetwork(load_model(threads=1))
     monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
     halves = vision.read._run_wide(network, crops)
@@ -306,7 +306,7 @@ def test_crops_are_turned_and_their_ink_measured_as_numpy_would():
     # the very pixels and numbers of the plain numpy ones the readings were tuned with
     import vision.read
     shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", fonts="heldout")
-    crops = cut_cells(board_image(shot.image, shot.corners)).reshape(GRID * GRID, CROP, CROP, 3)
+    crops = cut_cells(board_image(shot.image, shot.corners)).reshape(SIZE * SIZE, CROP, CROP, 3)
     for turns in range(-1, 5):
         assert np.array_equal(turn_crops(crops[::7], turns),
                               np.rot90(crops[::7], turns, axes=(1, 2)))
@@ -565,7 +565,7 @@ def test_board_image_is_the_grid_seen_from_above():
     shot = render_photo(EMPTY, seed=9_000_108, style="erudit-cream", pose="frontal",
                         clutter=False)
     top = board_image(shot.image, shot.corners)
-    assert top.shape == ((GRID + 1) * 32, (GRID + 1) * 32, 3)
+    assert top.shape == ((SIZE + 1) * 32, (SIZE + 1) * 32, 3)
 
 
 def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
@@ -604,14 +604,14 @@ def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
 def _squares(colour, ink=0.0, seed=0) -> np.ndarray:
     """225 crops of one flat colour with a little noise; `ink` draws a letter-like bar."""
     rng = np.random.default_rng(seed)
-    crops = np.clip(np.asarray(colour, np.float32) + rng.normal(0, 2, (GRID * GRID, CROP, CROP, 3)),
+    crops = np.clip(np.asarray(colour, np.float32) + rng.normal(0, 2, (SIZE * SIZE, CROP, CROP, 3)),
                     0, 255)
     return crops.astype(np.uint8)
 
 
 def _reading(cells: dict) -> np.ndarray:
     """Label probabilities (empty first): every cell a clear empty square but `cells`."""
-    probs = np.zeros((GRID * GRID, 6), np.float32)
+    probs = np.zeros((SIZE * SIZE, 6), np.float32)
     probs[:, 0] = 0.95
     probs[:, 1:] = 0.05 / 5
     for cell, row in cells.items():
@@ -621,7 +621,7 @@ def _reading(cells: dict) -> np.ndarray:
 
 def test_a_doubtful_tile_alike_its_own_squares_is_empty():
     from vision.read import empties_alike
-    kinds = np.array(["."] * (GRID * GRID))
+    kinds = np.array(["."] * (SIZE * SIZE))
     crops = _squares((60, 80, 100))
     crops[40, 18:30, 22:26] = 250  # a white letter on a tile of the board's own colour
     crops[41] = _squares((160, 90, 40), seed=1)[41]  # a blue tile without a readable letter
@@ -645,7 +645,7 @@ def test_a_square_called_empty_by_its_colour_is_still_asked_about():
     p[0, GLYPHS.index("Б")], p[0, GLYPHS.index("W")] = 0.3, 0.6  # W: no letter of Эрудит
     called = masked(_called(np.log(p / p.sum()), CALLED_EMPTY, matrix), matrix)[0]
     assert called[0] == pytest.approx(CALLED_EMPTY) and CALLED_EMPTY < SURE
-    grid = np.zeros((GRID, GRID, len(labels)), np.float32)
+    grid = np.zeros((SIZE, SIZE, len(labels)), np.float32)
     grid[:, :, 0] = 1.0
     grid[4, 2] = called
     [asked] = uncertain_cells(grid, labels)
@@ -654,12 +654,12 @@ def test_a_square_called_empty_by_its_colour_is_still_asked_about():
 
 def test_a_tile_only_a_profile_sees_on_a_plain_square_is_empty():
     from vision.read import empties_alike
-    kinds = np.array(["."] * (GRID * GRID))
+    kinds = np.array(["."] * (SIZE * SIZE))
     crops = _squares((60, 80, 100))
     crops[41] = _squares((160, 90, 40), seed=1)[41]  # a real tile, of another colour
     confident = (0.02, 0.9, 0.02, 0.02, 0.02, 0.02)  # as a box's references read both
     probs = _reading({12: confident, 41: confident})
-    disputed = np.zeros(GRID * GRID, bool)
+    disputed = np.zeros(SIZE * SIZE, bool)
     disputed[[12, 41]] = True  # the general model thought them likely empty
     assert not empties_alike(crops, probs, kinds).any()
     assert np.flatnonzero(empties_alike(crops, probs, kinds, disputed)).tolist() == [12]
@@ -667,7 +667,7 @@ def test_a_tile_only_a_profile_sees_on_a_plain_square_is_empty():
 
 def test_alike_compares_squares_of_one_kind_only():
     from vision.read import empties_alike
-    kinds = np.array(["."] * (GRID * GRID))
+    kinds = np.array(["."] * (SIZE * SIZE))
     kinds[:30] = "w"
     crops = _squares((60, 80, 100))
     crops[:30] = _squares((40, 40, 200), seed=2)[:30]  # red premium squares
@@ -679,7 +679,7 @@ def test_alike_compares_squares_of_one_kind_only():
 
 def test_a_doubtful_empty_unlike_its_kind_and_like_the_tiles_is_a_tile():
     from vision.read import tiles_unlike
-    kinds = np.array(["."] * (GRID * GRID))
+    kinds = np.array(["."] * (SIZE * SIZE))
     kinds[[0, 14, 210, 224, 7]] = "W"
     crops = _squares((200, 200, 200))  # plain light-grey squares
     crops[[0, 14, 210, 224, 7]] = _squares((40, 40, 200), seed=3)[:5]  # red corner squares
@@ -723,10 +723,10 @@ def test_doubtful_cells_are_read_again_from_shifted_crops_by_both_networks(monke
     rng = np.random.default_rng(0)
     view = rng.integers(0, 255, (CROP * 11, CROP * 11, 3), dtype=np.uint8)
     matrix = np.eye(6, dtype=np.float32)
-    log_probs = np.log(np.full((GRID * GRID, 6), 0.01))
+    log_probs = np.log(np.full((SIZE * SIZE, 6), 0.01))
     log_probs[:, 0] = np.log(0.95)  # sure empty squares ...
     log_probs[[7, 130]] = np.log([0.1, 0.4, 0.3, 0.1, 0.05, 0.05])  # ... but two doubtful cells
-    embeddings = np.zeros((GRID * GRID, 3), np.float32)
+    embeddings = np.zeros((SIZE * SIZE, 3), np.float32)
     before = log_probs.copy()
     _look_again(model, view, log_probs, embeddings, turns, matrix)
     shown, seen = model.shown[0], second.shown[0]
@@ -742,7 +742,7 @@ def test_doubtful_cells_are_read_again_from_shifted_crops_by_both_networks(monke
 
 def _doubtful_cells_are_outvoted(log_probs, embeddings, before):
     from vision.read import SHIFTS
-    sure = np.setdiff1d(np.arange(GRID * GRID), [7, 130])
+    sure = np.setdiff1d(np.arange(SIZE * SIZE), [7, 130])
     assert np.array_equal(log_probs[sure], before[sure]) and not embeddings[sure].any()
     # the mean of both networks' readings of every framing: the agreeing ones outvote the
     # doubtful first reading
@@ -763,10 +763,10 @@ def test_a_profile_models_partner_reading_of_shifted_crops_is_not_made_twice(mon
     model = _Recorder(partner=second)  # as load_profile_model: the second network its partner
     monkeypatch.setattr(vision.read, "load_second", lambda: second)
     view = np.random.default_rng(1).integers(0, 255, (CROP * 11, CROP * 11, 3), dtype=np.uint8)
-    log_probs = np.log(np.full((GRID * GRID, 6), 0.01))
+    log_probs = np.log(np.full((SIZE * SIZE, 6), 0.01))
     log_probs[:, 0] = np.log(0.95)
     log_probs[[7, 130]] = np.log([0.1, 0.4, 0.3, 0.1, 0.05, 0.05])
-    embeddings = np.zeros((GRID * GRID, 3), np.float32)
+    embeddings = np.zeros((SIZE * SIZE, 3), np.float32)
     before = log_probs.copy()
     _look_again(model, view, log_probs, embeddings, 0, np.eye(6, dtype=np.float32))
     shifted, centres = second.shown  # once with the embeddings, then the cells as cut

@@ -2,7 +2,6 @@
 
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -16,7 +15,6 @@ from synth.render import (
     _print_letter,
     _project,
     _sample_camera,
-    add_training_fonts,
     font_paths,
     render_photo,
 )
@@ -153,50 +151,6 @@ def test_font_split_is_disjoint_and_covers_all():
     assert 0.05 < len(held) / len(every) < 0.3
     with pytest.raises(ValueError):
         font_paths("test")
-
-
-def test_fonts_from_a_folder_join_the_training_split_only(tmp_path, monkeypatch):
-    import synth.render
-
-    monkeypatch.setattr(synth.render, "_EXTRA_FONTS", [])
-    known = Path(font_paths("train")[0])
-    for name in ("Extra-Regular", "Skipped-Regular"):
-        (tmp_path / f"{name}{known.suffix}").write_bytes(known.read_bytes())
-    (tmp_path / "notes.txt").write_text("not a font", "utf-8")
-    assert add_training_fonts(tmp_path, skip=("Skipped",)) == 1
-    added = str(tmp_path / f"Extra-Regular{known.suffix}")
-    assert added in font_paths("train") and added in font_paths("all")
-    assert added not in font_paths("heldout")
-    assert add_training_fonts(tmp_path, skip=("Skipped",)) == 1  # again: not listed twice
-    assert font_paths("train").count(added) == 1
-
-
-def test_a_folder_holding_a_held_out_family_is_refused(tmp_path, monkeypatch):
-    import synth.render
-
-    monkeypatch.setattr(synth.render, "_EXTRA_FONTS", [])
-    held = Path(font_paths("heldout")[0])
-    (tmp_path / held.name).write_bytes(held.read_bytes())
-    with pytest.raises(ValueError, match=f"fonts of held-out families: {held.name}"):
-        add_training_fonts(tmp_path)
-    with pytest.raises(ValueError, match="no such folder of fonts"):
-        add_training_fonts(tmp_path / "missing")
-    assert synth.render._EXTRA_FONTS == []
-
-
-@pytest.mark.parametrize("letter", "ЩЖЁQ")
-def test_a_hairline_glyph_keeps_every_stroke_thin(letter):
-    from synth.render import _hairline, _raster
-
-    font = next(path for path in font_paths("train") if path.endswith("NotoSerif-Bold.ttf"))
-    bold, _, _ = _raster(font, letter)
-    thin = _hairline(bold)
-    ink, hair = ((image > 127).astype(np.uint8) for image in (bold, thin))
-    # the same strokes, joined as they were (Ё's dots stay apart), far less ink
-    assert cv2.connectedComponents(hair)[0] == cv2.connectedComponents(ink)[0]
-    assert hair.sum() < 0.6 * ink.sum()
-    depth = (cv2.distanceTransform(image, cv2.DIST_L2, 3).max() for image in (ink, hair))
-    assert next(depth) > 2 * next(depth)
 
 
 def test_heldout_fonts_render():

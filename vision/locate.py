@@ -36,13 +36,12 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError
-from engine.ruleset import load_layout
+from engine.ruleset import SIZE, load_layout
 from vision.photo import Reduced
 
 ERUDIT_LAYOUT = load_layout("erudit").printed()  # premium squares as the boxes print them
 SCRABBLE_LAYOUT = load_layout("scrabble").printed()
-CELLS = 15
-LINES = CELLS + 1
+LINES = SIZE + 1
 WORK_SIDE = 1000  # px; enough to resolve grid lines of a board filling a quarter of the frame
 MIN_CELL_PX = 14  # px in the photo; smaller cells hold too few pixels to tell letters apart
 SIDE_ERROR = 0.05  # share a found side may be off by (a blurred board): not held against it
@@ -280,9 +279,9 @@ def _stretched(corners, axis, before):
     the board); the lines' directions are right, so the board is that grid stretched along one
     axis (beyond _layout_scaled's quarter, which then sets the length and place)."""
     low = np.zeros(2)
-    low[axis] = -CELLS * before
-    high = low + CELLS
-    high[axis] += CELLS
+    low[axis] = -SIZE * before
+    high = low + SIZE
+    high[axis] += SIZE
     return _rectangle(corners, low, high)
 
 
@@ -482,10 +481,10 @@ def _alone(levels, corners_small, quality) -> bool:
 
 def _reach(quality) -> int:
     """Cells a grid can be off the board's and still show `quality` of its line pieces: k cells
-    off keeps (LINES - k) * CELLS + LINES * (CELLS - k) on the board; a frame or the board's
+    off keeps (LINES - k) * SIZE + LINES * (SIZE - k) on the board; a frame or the board's
     edge beyond the grid can add FRAME_LINES lines."""
-    pieces = 2 * LINES * CELLS
-    return int((pieces + FRAME_LINES * CELLS - quality * pieces) / (LINES + CELLS))
+    pieces = 2 * LINES * SIZE
+    return int((pieces + FRAME_LINES * SIZE - quality * pieces) / (LINES + SIZE))
 
 
 def _better(levels, best, fitted):
@@ -593,7 +592,7 @@ def order_corners(quad: np.ndarray) -> np.ndarray:
 
 def grid_homography(corners: np.ndarray) -> np.ndarray:
     """Homography from grid coordinates (cells; (0,0) first corner, (15,15) third) to pixels."""
-    square = np.float32([[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]])
+    square = np.float32([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]])
     return cv2.getPerspectiveTransform(square, np.float32(corners))
 
 
@@ -982,8 +981,8 @@ def _comb_lattice(ends, lengths, families, points, centre, smallest, squared=Non
             return None
         start, period = np.array(comb) * scale
         positions.append((at / scale, flat_lengths[members], scale))
-        lines.append((normal, start, start + CELLS * period))
-    periods = [(end - start) / CELLS for _, start, end in lines]
+        lines.append((normal, start, start + SIZE * period))
+    periods = [(end - start) / SIZE for _, start, end in lines]
     if squared is not None and max(periods) >= SQUARE_RATIO * min(periods):
         fine = int(np.argmin(periods))
         squared.append(partial(_squared_lattice, lines, fine, positions[fine], affine, centre))
@@ -1002,13 +1001,13 @@ def _squared_lattice(lines, fine, positions, affine, centre):
     SQUARER of the other family's period (None when none fits there)."""
     at, weight, scale = positions
     other = lines[1 - fine]
-    near = (other[2] - other[1]) / CELLS / scale
+    near = (other[2] - other[1]) / SIZE / scale
     comb = _comb_of_positions(at, weight, near / SQUARER, near * SQUARER)
     if comb is None:
         return None
     start, period = np.array(comb) * scale
     lines = list(lines)
-    lines[fine] = (lines[fine][0], start, start + CELLS * period)
+    lines[fine] = (lines[fine][0], start, start + SIZE * period)
     return _lattice_corners(lines, affine, centre)
 
 
@@ -1036,7 +1035,7 @@ def _comb_of_positions(at, weight, smallest, largest=None):
     hist = np.bincount(np.clip(((at - low) / width).astype(int), 0, count - 1), weights=weight,
                        minlength=count).astype(np.float32)
     hist = cv2.GaussianBlur(hist.reshape(1, -1), (0, 0), sigmaX=1.0).ravel()
-    longest, shortest = count / CELLS * 1.15, max(3.0, smallest / width)
+    longest, shortest = count / SIZE * 1.15, max(3.0, smallest / width)
     if largest is not None:
         longest = min(longest, largest / width)
         if longest <= shortest:
@@ -1076,12 +1075,12 @@ def _comb_in_quad(small: np.ndarray, quad: np.ndarray):
     for grad, axis in ((grad_x, 0), (grad_y, 1)):
         profile = grad[int(pad):int(side - pad)].mean(axis=0) if axis == 0 else \
             grad[:, int(pad):int(side - pad)].mean(axis=1)
-        comb = _best_comb(profile, span / (CELLS + 1) * 1.15, span * MIN_GRID_SHARE / CELLS)
+        comb = _best_comb(profile, span / (SIZE + 1) * 1.15, span * MIN_GRID_SHARE / SIZE)
         if comb is None:
             return None
         combs.append(comb)
     (x0, px, sx), (y0, py, sy) = combs
-    x1, y1 = x0 + CELLS * px, y0 + CELLS * py
+    x1, y1 = x0 + SIZE * px, y0 + SIZE * py
     corners_view = np.float32([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
     corners = cv2.perspectiveTransform(corners_view[None], np.linalg.inv(warp))[0]
     return corners, min(sx, sy)
@@ -1165,8 +1164,8 @@ def _refine_comb(padded, pad, offset, period, coarse):
     return coarse[1], coarse[2], coarse[0]
 
 
-COMB_TAPS = np.concatenate([np.arange(LINES), np.arange(CELLS) + 0.5]).astype(np.float32)
-COMB_WEIGHTS = np.concatenate([np.ones(LINES), -np.full(CELLS, LINES / CELLS)]).astype(np.float32)
+COMB_TAPS = np.concatenate([np.arange(LINES), np.arange(SIZE) + 0.5]).astype(np.float32)
+COMB_WEIGHTS = np.concatenate([np.ones(LINES), -np.full(SIZE, LINES / SIZE)]).astype(np.float32)
 
 
 UPSAMPLE = 4  # the many coarse combs read the profile at the nearest quarter bin: no blending
@@ -1285,10 +1284,10 @@ def _standing_out(grad, margin, numbers, reach=0):
     row to `reach` after its last."""
     cell = VIEW_CELL
     band = slice(int(0.2 * cell), int(0.8 * cell))
-    count = CELLS + 2 * reach
+    count = SIZE + 2 * reach
     rows = grad[(margin - reach) * cell:(margin - reach + count) * cell]
     rows = rows.reshape(count, cell, -1)[:, band].mean(1)
-    columns = rows.reshape(count, CELLS + 2 * margin, cell)
+    columns = rows.reshape(count, SIZE + 2 * margin, cell)
     middles = columns[:, :, int(0.3 * cell):int(0.7 * cell)].mean(axis=2)  # (segment, cell)
     at = (margin + numbers) * cell
     near = np.stack([rows[:, a - 2:a + 3].max(axis=1) for a in at], axis=1)  # (segment, line)
@@ -1306,7 +1305,7 @@ def _shifted_line_counts(levels, corners_small, reach):
     counts = []
     for grad in (grad_x, grad_y.T):
         pieces = _standing_out(grad, reach + 1, numbers, reach)  # (segment, line) from -reach
-        windows = np.lib.stride_tricks.sliding_window_view(pieces, (CELLS, LINES))
+        windows = np.lib.stride_tricks.sliding_window_view(pieces, (SIZE, LINES))
         counts.append(windows.sum(axis=(-2, -1)))  # (segment shift, line shift)
     return counts[0] + counts[1].T
 
@@ -1314,7 +1313,7 @@ def _shifted_line_counts(levels, corners_small, reach):
 def cell_size(corners: np.ndarray) -> float:
     """Mean side of the grid's cells, in the corners' pixels."""
     sides = [np.linalg.norm(corners[i] - corners[(i + 1) % 4]) for i in range(4)]
-    return float(np.mean(sides)) / CELLS
+    return float(np.mean(sides)) / SIZE
 
 
 def _grid_view(source: np.ndarray, corners: np.ndarray, cell: int, margin: int):
@@ -1322,7 +1321,7 @@ def _grid_view(source: np.ndarray, corners: np.ndarray, cell: int, margin: int):
     homography from view pixels to source pixels."""
     to_source = grid_homography(corners) @ np.array(
         [[1 / cell, 0, -margin], [0, 1 / cell, -margin], [0, 0, 1]], np.float64)
-    side = (CELLS + 2 * margin) * cell
+    side = (SIZE + 2 * margin) * cell
     view = cv2.warpPerspective(source, to_source, (side, side),
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                borderMode=cv2.BORDER_REPLICATE)
@@ -1339,7 +1338,7 @@ def _snap_to_lines(evidence, to_source, corners, reach, clean=None):
     half = int(round(reach * cell))
     offsets_x, strength_x = _line_offsets(grad_x, cell, margin, half)
     offsets_y, strength_y = _line_offsets(grad_y.T, cell, margin, half)
-    lines, segments = np.meshgrid(np.arange(LINES), np.arange(CELLS) + 0.5, indexing="ij")
+    lines, segments = np.meshgrid(np.arange(LINES), np.arange(SIZE) + 0.5, indexing="ij")
     lines, segments = lines.ravel(), segments.ravel()
     # Samples on vertical lines know only their x, on horizontal lines only their y: snap that
     # coordinate to the line's number, keep the other where the sample was taken.
@@ -1359,7 +1358,7 @@ def _snap_to_lines(evidence, to_source, corners, reach, clean=None):
                                        max(1.0, 0.12 * cell_size(corners)), maxIters=RANSAC_DRAWS)
     if homography is None:
         return None
-    square = np.float32([[[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]]])
+    square = np.float32([[[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]]])
     return np.float32(cv2.perspectiveTransform(square, homography)[0])
 
 
@@ -1367,7 +1366,7 @@ def _line_offsets(grad, cell, margin, half):
     """For each of the 16 vertical lines and 15 cells along it: the sub-pixel offset of the
     strongest evidence within ±half px of where the line should be, and its strength."""
     band = slice(int(0.2 * cell), int(0.8 * cell))
-    rows = grad[margin * cell:(margin + CELLS) * cell].reshape(CELLS, cell, -1)[:, band].mean(1)
+    rows = grad[margin * cell:(margin + SIZE) * cell].reshape(SIZE, cell, -1)[:, band].mean(1)
     starts = (margin + np.arange(LINES)) * cell - half
     columns = starts[:, None] + np.arange(2 * half + 1)
     windows = rows[:, columns].transpose(1, 0, 2)  # (line, segment, offset)
@@ -1412,7 +1411,7 @@ def _bare_squares(view, past_tiles=False):
         kinds, tiles = _kinds_and_tiles(colours, _cell_texture(view)[1:-1, 1:-1])
     else:  # the fit without the tiles' colour tells the layouts apart well enough
         kinds, tiles = LAYOUT_KINDS[int(np.argmax(_kind_fits(_windows(colours))[:, 0, 0]))], None
-    occupied = np.zeros((CELLS, CELLS), bool)
+    occupied = np.zeros((SIZE, SIZE), bool)
     for mask in kinds:
         members = colours[mask]
         bare = np.ones(len(members), bool) if tiles is None else _distances(members, tiles) > CLEAN_STEP
@@ -1543,15 +1542,15 @@ def _layout_scaled(image, corners):
     for step in FINE_SCALES:
         size, shift = _best_scaled(view, size * step ** np.stack(
             np.meshgrid([-1, 0, 1], [-1, 0, 1]), axis=-1).reshape(-1, 2))
-    low = CELLS / 2 + (np.array(shift) - CELLS / 2) * size
-    return _rectangle(corners, low, low + CELLS * size)
+    low = SIZE / 2 + (np.array(shift) - SIZE / 2) * size
+    return _rectangle(corners, low, low + SIZE * size)
 
 
 def _best_scaled(view, sizes):
     """Of grids `sizes` (x, y) times the guessed one, read from the cell centres of the blurred
     view of _layout_scaled: the size and (dx, dy) shift the premium layout fits best."""
-    steps = np.arange(-MAX_SHIFT, CELLS + MAX_SHIFT) + 0.5 - CELLS / 2
-    centre = (SCALE_MARGIN + CELLS / 2) * SCALE_CELL - 0.5
+    steps = np.arange(-MAX_SHIFT, SIZE + MAX_SHIFT) + 0.5 - SIZE / 2
+    centre = (SCALE_MARGIN + SIZE / 2) * SCALE_CELL - 0.5
     xs, ys = (centre + np.outer(sizes[:, axis], steps) * SCALE_CELL for axis in (0, 1))
     count = len(steps)  # each grid's cells are one count × count block of rows of the maps
     map_x = np.float32(np.repeat(xs[:, None, :], count, axis=1).reshape(-1, count))
@@ -1572,7 +1571,7 @@ def _cell_colours(view, cell, margin, strips=False, inset=None):
     if gain > 1.0:
         view = cv2.convertScaleAbs(view, alpha=gain)
     sums = cv2.integral(view, sdepth=cv2.CV_32S)  # ≤ 1024² px of 255: no overflow
-    starts = np.arange(CELLS + 2 * margin) * cell
+    starts = np.arange(SIZE + 2 * margin) * cell
 
     def box_means(inset):
         low, high = starts + inset, starts + cell - inset
@@ -1650,8 +1649,8 @@ def _in_parts(fit, flat):
 
 def _windows(colours):
     """(..., dy, dx, channel, cell): the colours of every 15×15 window of `colours`."""
-    windows = np.lib.stride_tricks.sliding_window_view(colours, (CELLS, CELLS), axis=(-3, -2))
-    return windows.reshape(*windows.shape[:-2], CELLS * CELLS)
+    windows = np.lib.stride_tricks.sliding_window_view(colours, (SIZE, SIZE), axis=(-3, -2))
+    return windows.reshape(*windows.shape[:-2], SIZE * SIZE)
 
 
 def _distances_to(values, colour):
@@ -1686,7 +1685,7 @@ def _grouping(groups):
 
 
 LAYOUT_GROUPS = [_grouping(cells) for cells in LAYOUT_CELLS]
-WHOLE_GRID = _grouping([np.arange(CELLS * CELLS)])
+WHOLE_GRID = _grouping([np.arange(SIZE * SIZE)])
 
 
 def _grouped_spread(values, grouping, to_shared=None):
@@ -1725,8 +1724,8 @@ def _common_colours(colours, count=2) -> list[np.ndarray]:
     """Median colours of the `count` largest groups of cells within CLEAN_STEP of one cell,
     taken in turn, among the middle 15×15 cells of `colours` (..., rows, columns, channel)."""
     rows, columns = colours.shape[-3:-1]
-    top, left = (rows - CELLS) // 2, (columns - CELLS) // 2
-    points = colours[..., top:top + CELLS, left:left + CELLS, :].reshape(-1, colours.shape[-1])
+    top, left = (rows - SIZE) // 2, (columns - SIZE) // 2
+    points = colours[..., top:top + SIZE, left:left + SIZE, :].reshape(-1, colours.shape[-1])
     if len(points) > MODE_SAMPLES:
         points = points[np.linspace(0, len(points) - 1, MODE_SAMPLES).astype(int)]
     near = _distances(points[:, None], points[None]) <= CLEAN_STEP
@@ -1785,7 +1784,7 @@ def _misfit(image, corners, inset=None, tiles=True) -> float:
 
 
 def _shifted(corners, shift):
-    return _rectangle(corners, np.array(shift), np.array(shift) + CELLS)
+    return _rectangle(corners, np.array(shift), np.array(shift) + SIZE)
 
 
 def _rectangle(corners, low, high):
@@ -1827,7 +1826,7 @@ def _checked_location(levels, corners, quality) -> Location:
 
 def _smallest_cell(corners: np.ndarray) -> float:
     sides = [np.linalg.norm(corners[i] - corners[(i + 1) % 4]) for i in range(4)]
-    return float(min(sides)) / CELLS
+    return float(min(sides)) / SIZE
 
 
 def _edge_width(image, corners) -> float:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.cells import CROP, GRID
+from engine.ruleset import SIZE
+from vision.cells import CROP
 
 PATCH = 5  # a square's look: the centre of its own square, shrunk to PATCH × PATCH Lab pixels
 _INNER = slice(CROP // 2 - 10, CROP // 2 + 10)  # 20 px: clear of a neighbour's shadow
@@ -43,7 +44,7 @@ def cell_looks(crops: np.ndarray, turns: int = 0) -> np.ndarray:
     small = np.stack([cv2.resize(c, (PATCH, PATCH), interpolation=cv2.INTER_AREA)
                       for c in inner])
     lab = cv2.cvtColor(small.reshape(-1, PATCH, 3), cv2.COLOR_BGR2LAB).astype(np.float32)
-    grid = lab.reshape(GRID, GRID, PATCH, PATCH, 3)
+    grid = lab.reshape(SIZE, SIZE, PATCH, PATCH, 3)
     return np.ascontiguousarray(np.rot90(np.rot90(grid, turns, axes=(0, 1)), turns, axes=(2, 3)))
 
 
@@ -51,8 +52,8 @@ class SquareLooks:
     """Each square's look while empty, learnt from photos of the box (cells known empty)."""
 
     def __init__(self):
-        self.looks = np.zeros((GRID, GRID, PATCH, PATCH, 3), np.float32)
-        self.seen = np.zeros((GRID, GRID), np.int32)
+        self.looks = np.zeros((SIZE, SIZE, PATCH, PATCH, 3), np.float32)
+        self.seen = np.zeros((SIZE, SIZE), np.int32)
 
     @classmethod
     def of_empty_board(cls, board: np.ndarray) -> SquareLooks:
@@ -60,7 +61,7 @@ class SquareLooks:
         from vision.cells import cut_cells
 
         squares = cls()
-        squares.learn(cell_looks(cut_cells(board)), np.ones((GRID, GRID), bool))
+        squares.learn(cell_looks(cut_cells(board)), np.ones((SIZE, SIZE), bool))
         return squares
 
     def __bool__(self) -> bool:
@@ -101,7 +102,7 @@ class SquareLooks:
         square did empty, -CAP where it looks like something else, 0 where unknown."""
         far = None if looks is None else self.distances(looks, empty_p)
         if far is None:
-            return np.zeros((GRID, GRID), np.float32)
+            return np.zeros((SIZE, SIZE), np.float32)
         alike = np.clip((LIKE - far) / (LIKE - SAME), 0, 1)
         unlike = np.clip((far - OTHER) / (FAR - OTHER), 0, 1)
         return np.nan_to_num(CAP * (alike - unlike), nan=0.0).astype(np.float32)
@@ -122,8 +123,8 @@ class SquareLooks:
 def _light(diff: np.ndarray, clear: np.ndarray) -> np.ndarray:
     """(15, 15, 1, 1, 3) how the photo's light moved each square's look: a plane over the
     board fitted to the clear squares' mean change (a window's light falls off across it)."""
-    rows, cols = np.mgrid[0:GRID, 0:GRID].astype(np.float32)
-    design = np.column_stack([np.ones(GRID * GRID), rows.ravel(), cols.ravel()])
+    rows, cols = np.mgrid[0:SIZE, 0:SIZE].astype(np.float32)
+    design = np.column_stack([np.ones(SIZE * SIZE), rows.ravel(), cols.ravel()])
     change = diff.mean(axis=(2, 3)).reshape(-1, 3)
     fit, *_ = np.linalg.lstsq(design[clear.ravel()], change[clear.ravel()], rcond=None)
-    return (design @ fit).reshape(GRID, GRID, 1, 1, 3).astype(np.float32)
+    return (design @ fit).reshape(SIZE, SIZE, 1, 1, 3).astype(np.float32)
