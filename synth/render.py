@@ -38,7 +38,8 @@ from synth.styles import (
     shade,
 )
 
-__all__ = ["Shot", "render_photo", "STYLES", "CALIBRATION_STYLES", "ANY_STYLES", "font_paths"]
+__all__ = ["Shot", "render_photo", "table_background", "STYLES", "CALIBRATION_STYLES",
+           "ANY_STYLES", "font_paths"]
 ALL_STYLES = STYLES + CALIBRATION_STYLES + ANY_STYLES
 
 FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts")
@@ -667,7 +668,8 @@ def _orientation(corners: np.ndarray) -> int:
 
 # ----------------------------------------------------------------------------- background & clutter
 
-def _background(rng, w, h) -> np.ndarray:
+def table_background(rng, w, h) -> np.ndarray:
+    """A table or cloth `w` × `h` px drawn from `rng`: wood, cloth, plain, noise or carpet."""
     kind = rng.choice(["wood", "cloth", "plain", "noise", "carpet"])
     sw, sh = max(8, w // 4), max(8, h // 4)
     base = np.float32(_table_colour(rng, kind))
@@ -974,7 +976,7 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     light = rng.normal(0, 0.4, 2).astype(np.float32) + np.float32([0.3, 0.4])
     _draw_tiles(canvas, board, look, c, m, (cam.ground + m / c) * c, cam.height * c, light, font, rng)
 
-    img = _background(rng, w, h)
+    img = table_background(rng, w, h)
     # canvas pixel centres are integers, so the grid's outer edge lies at m - 0.5
     to_units = np.float64([[1 / c, 0, (0.5 - m) / c], [0, 1 / c, (0.5 - m) / c], [0, 0, 1]])
     if clutter:

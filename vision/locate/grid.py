@@ -3,6 +3,8 @@ corners in image order, the homography of a grid, a grid moved along its own lin
 top-down view of a grid."""
 
 
+from typing import NamedTuple
+
 import cv2
 import numpy as np
 
@@ -12,6 +14,13 @@ from vision.locate.params import LocateParams
 from vision.photo import Reduced
 
 LINES = SIZE + 1
+
+
+class Level(NamedTuple):
+    """One copy of the photo the search works on, `factor` times smaller than the photo."""
+
+    image: np.ndarray
+    factor: float
 
 
 def evened_out(p: LocateParams, image):
@@ -62,9 +71,9 @@ def pyramid(p: LocateParams, image):
     then resized linearly: its pixels already average 2×2 photo pixels, so the last step, by
     at most half, aliases little. So is a photo decoded reduced (a Reduced); any other is
     area-averaged (several times slower)."""
-    levels = [(image, 1.0)]
+    levels = [Level(image, 1.0)]
     while max(levels[-1][0].shape[:2]) >= 2 * p.work_side:
-        levels.append((halve(levels[-1][0]), levels[-1][1] * 2))
+        levels.append(Level(halve(levels[-1].image), levels[-1].factor * 2))
     last, factor = levels[-1]
     if max(last.shape[:2]) > p.work_side:
         size = (round(last.shape[1] * p.work_side / max(last.shape[:2])),
@@ -72,7 +81,7 @@ def pyramid(p: LocateParams, image):
         averaged = factor > 1 or isinstance(image, Reduced)
         small = cv2.resize(last, size, interpolation=cv2.INTER_LINEAR if averaged
                            else cv2.INTER_AREA)
-        levels.append((small, factor * last.shape[1] / size[0]))
+        levels.append(Level(small, factor * last.shape[1] / size[0]))
     return levels
 
 
@@ -108,7 +117,7 @@ def meet(n1, a, n2, b):
 
 def level_for(levels, corners_small, cell_px):
     """The smallest (copy, factor) of `levels` whose cells span at least `cell_px`."""
-    cell_photo = cell_size(corners_small) * levels[-1][1]
+    cell_photo = cell_size(corners_small) * levels[-1].factor
     for level, factor in reversed(levels):
         if cell_photo / factor >= cell_px:
             return level, factor

@@ -2,7 +2,9 @@
 is undone (through the families' vanishing points), or fitted inside an outline; the comb
 search they share."""
 
+from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -13,6 +15,31 @@ from vision.locate.params import LocateParams
 from vision.locate.segments import aiming_at, direction_peaks, vanishing_point
 
 
+class Comb(NamedTuple):
+    """16 equally spaced lines along a profile: the first's position, the period (bins) and
+    how well they fit its peaks."""
+
+    offset: float
+    period: float
+    score: float
+
+
+class Lines(NamedTuple):
+    """One family of a lattice's 16 parallel lines (perspective undone): their normal, and
+    where along it the first and the last lie."""
+
+    normal: np.ndarray
+    first: float
+    last: float
+
+
+@dataclass(frozen=True)
+class OutlineComb:
+    """The grid a comb found inside an outline, and how well its lines fit."""
+
+    corners: np.ndarray
+    score: float
+
 def direction_lattices(p: LocateParams, segments, pairs, squared: list | None = None) -> list[np.ndarray]:
     """Grid corners from line segments, one guess per pair of the strongest directions in
     `pairs` (indices into the up to three strongest, 0 the strongest): take the segments near
@@ -22,7 +49,9 @@ def direction_lattices(p: LocateParams, segments, pairs, squared: list | None = 
     each lattice's squared one to make on demand, where it has one (_comb_lattice)."""
     if segments is None:
         return []
-    ends, vectors, lengths, angles, centre, smallest = segments
+    ends, vectors, lengths, angles = (segments.ends, segments.vectors, segments.lengths,
+                                      segments.angles)
+    centre, smallest = segments.centre, segments.smallest
     peaks = direction_peaks(angles, lengths)
     found = []
     for first, second in pairs:
@@ -48,7 +77,8 @@ def vanishing_lattice(p: LocateParams, segments) -> list[np.ndarray]:
     peaks split it."""
     if segments is None:
         return []
-    ends, vectors, lengths, _, centre, smallest = segments
+    ends, vectors, lengths = segments.ends, segments.vectors, segments.lengths
+    centre, smallest = segments.centre, segments.smallest
     mids, units = (ends[:, 0] + ends[:, 1]) / 2, vectors / lengths[:, None]
     rng = np.random.default_rng(0)
     left = np.ones(len(ends), bool)
@@ -102,8 +132,8 @@ def _comb_lattice(p: LocateParams, ends, lengths, families, points, centre, smal
             return None
         start, period = np.array(comb) * scale
         positions.append((at / scale, flat_lengths[members], scale))
-        lines.append((normal, start, start + SIZE * period))
-    periods = [(end - start) / SIZE for _, start, end in lines]
+        lines.append(Lines(normal, start, start + SIZE * period))
+    periods = [(family.last - family.first) / SIZE for family in lines]
     if squared is not None and max(periods) >= p.square_ratio * min(periods):
         fine = int(np.argmin(periods))
         squared.append(partial(_squared_lattice, p, lines, fine, positions[fine], affine, centre))
@@ -122,13 +152,13 @@ def _squared_lattice(p: LocateParams, lines, fine, positions, affine, centre):
     squarer of the other family's period (None when none fits there)."""
     at, weight, scale = positions
     other = lines[1 - fine]
-    near = (other[2] - other[1]) / SIZE / scale
+    near = (other.last - other.first) / SIZE / scale
     comb = _comb_of_positions(p, at, weight, near / p.squarer, near * p.squarer)
     if comb is None:
         return None
     start, period = np.array(comb) * scale
     lines = list(lines)
-    lines[fine] = (lines[fine][0], start, start + SIZE * period)
+    lines[fine] = lines[fine]._replace(first=start, last=start + SIZE * period)
     return _lattice_corners(lines, affine, centre)
 
 
@@ -166,7 +196,7 @@ def _comb_of_positions(p: LocateParams, at, weight, smallest, largest=None):
 
 
 def comb_in_quad(p: LocateParams, small: np.ndarray, quad: np.ndarray):
-    """Fit 16 equally spaced lines per axis inside `quad`; return (grid corners, score) or None."""
+    """Fit 16 equally spaced lines per axis inside `quad` (an OutlineComb), or None."""
     side, pad = p.comb_side, p.comb_pad * p.comb_side
     inner = np.float32([[pad, pad], [side - pad, pad], [side - pad, side - pad], [pad, side - pad]])
     warp = cv2.getPerspectiveTransform(np.float32(quad), inner)
@@ -186,7 +216,7 @@ def comb_in_quad(p: LocateParams, small: np.ndarray, quad: np.ndarray):
     x1, y1 = x0 + SIZE * px, y0 + SIZE * py
     corners_view = np.float32([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
     corners = cv2.perspectiveTransform(corners_view[None], np.linalg.inv(warp))[0]
-    return corners, min(sx, sy)
+    return OutlineComb(corners, min(sx, sy))
 
 
 def line_evidence(p: LocateParams, view: np.ndarray):
@@ -223,13 +253,13 @@ def _best_comb(p: LocateParams, profile: np.ndarray, max_period: float, min_peri
     for multiple in (3, 2):
         # a comb at a half or third of the true period can fit as well as the true one (the
         # midpoints of cells carry letters and tile edges); prefer the coarser when nearly as good
-        if best[1] * multiple <= max_period * 1.05:
-            coarser = _search_combs(p, padded, pad, n, best[1] * multiple * np.linspace(0.97, 1.03, 7))
-            if coarser[2] >= p.coarser_share * best[2]:
+        if best.period * multiple <= max_period * 1.05:
+            periods = best.period * multiple * np.linspace(0.97, 1.03, 7)
+            coarser = _search_combs(p, padded, pad, n, periods)
+            if coarser.score >= p.coarser_share * best.score:
                 best = coarser
                 break
-    offset, period, score = best
-    return offset, period, score / LINES
+    return best._replace(score=best.score / LINES)
 
 
 def _search_combs(p: LocateParams, padded, pad, n, periods):
@@ -239,7 +269,7 @@ def _search_combs(p: LocateParams, padded, pad, n, periods):
         half = padded[:len(padded) // 2 * 2].reshape(-1, 2).mean(axis=1)
         offset, period, _ = _search_combs(p, half, pad / 2, n // 2, periods / 2)
         offset, period = 2 * offset + 0.5, 2 * period  # a half-resolution bin spans two
-        return _refine_comb(padded, pad, offset, period, (-np.inf, offset, period))
+        return _refine_comb(padded, pad, Comb(offset, period, -np.inf))
     steps = np.maximum(1.0, periods / 6)
     # up to 3 lines may hang past either end (a cut-off board is found, then rejected)
     counts = np.maximum(1, np.ceil((n - 9 * periods) / steps)).astype(np.intp)
@@ -249,22 +279,22 @@ def _search_combs(p: LocateParams, padded, pad, n, periods):
     offsets = np.repeat(-3 * periods, counts) + index * np.repeat(steps, counts)
     scores = _comb_scores_nearest(padded, pad, all_periods, offsets)
     best = int(np.argmax(scores))
-    coarse = (float(scores[best]), float(offsets[best]), float(all_periods[best]))
-    return _refine_comb(padded, pad, coarse[1], coarse[2], coarse)
+    coarse = Comb(float(offsets[best]), float(all_periods[best]), float(scores[best]))
+    return _refine_comb(padded, pad, coarse)
 
 
-def _refine_comb(padded, pad, offset, period, coarse):
-    """(offset, period, score) of the best comb near `offset` and `period`, or of `coarse`
-    (score, offset, period) when none nearby scores higher."""
+def _refine_comb(padded, pad, coarse: "Comb") -> "Comb":
+    """The best comb near `coarse`, or `coarse` when none nearby scores higher."""
+    offset, period = coarse.offset, coarse.period
     reach = max(1.0, period / 6)
     fine = np.linspace(period * 0.97, period * 1.03, 13)
     near = np.arange(offset - reach, offset + reach, 0.25)
     fine_periods, fine_offsets = (grid.ravel() for grid in np.meshgrid(fine, near, indexing="ij"))
     scores = _comb_scores(padded, pad, fine_periods, fine_offsets)
     best = int(np.argmax(scores))
-    if scores[best] > coarse[0]:
-        return float(fine_offsets[best]), float(fine_periods[best]), float(scores[best])
-    return coarse[1], coarse[2], coarse[0]
+    if scores[best] > coarse.score:
+        return Comb(float(fine_offsets[best]), float(fine_periods[best]), float(scores[best]))
+    return coarse
 
 
 COMB_TAPS = np.concatenate([np.arange(LINES), np.arange(SIZE) + 0.5]).astype(np.float32)

@@ -3,6 +3,7 @@ moved by whole cells or scaled, that the layout explains best, and a colour poli
 corners for grids whose lines are too faint to snap to."""
 
 from functools import partial
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -34,7 +35,14 @@ LAYOUT_KINDS = [
 LAYOUT_CELLS = [[np.flatnonzero(mask) for mask in kinds] for kinds in LAYOUT_KINDS]
 
 
-def layout_shift(p: LocateParams, image, corners):
+class LayoutShift(NamedTuple):
+    """The whole cells (dx, dy) a grid is best moved by for the layout, and that grid's misfit."""
+
+    shift: tuple[int, int]
+    misfit: float
+
+
+def layout_shift(p: LocateParams, image, corners) -> LayoutShift:
     """The printed premium squares sit in the same cells on every board (both known layouts);
     a grid off by a row or column (a printed margin or a row of tiles taken for cells) puts
     them in the wrong cells. Return the (dx, dy) in cells of the nearby grid whose cell colours
@@ -42,8 +50,8 @@ def layout_shift(p: LocateParams, image, corners):
     fits = shift_fits(p, image, corners)
     dy, dx = np.unravel_index(int(np.argmax(fits)), fits.shape)
     if fits[dy, dx] > fits[p.max_shift, p.max_shift] + p.shift_gain:
-        return (int(dx) - p.max_shift, int(dy) - p.max_shift), 1 - float(fits[dy, dx])
-    return (0, 0), 1 - float(fits[p.max_shift, p.max_shift])
+        return LayoutShift((int(dx) - p.max_shift, int(dy) - p.max_shift), 1 - float(fits[dy, dx]))
+    return LayoutShift((0, 0), 1 - float(fits[p.max_shift, p.max_shift]))
 
 
 def shift_fits(p: LocateParams, image, corners):
@@ -269,7 +277,7 @@ def polish_by_layout(p: LocateParams, levels, corners):
     fit drops as soon as cells slide onto their neighbours). A grid the layout fits barely
     better once moved stays where it was: the fit is flat there (a blurred board seen steeply)
     and the line fit knows better."""
-    source, factor = level_for(levels, rescale(corners, 1.0, levels[-1][1]), p.layout_cell)
+    source, factor = level_for(levels, rescale(corners, 1.0, levels[-1].factor), p.layout_cell)
     points = rescale(corners, 1.0, factor)
     best = start = layout_misfit(p, source, points, p.polish_inset)
     first = points

@@ -26,25 +26,35 @@ from vision.locate.layout import (
 from vision.locate.params import LocateParams
 
 
-def refined_past_tiles(p: LocateParams, levels, corners, quality):
-    """(corners, quality) refined once more where tiles cover most squares of some kinds: the
+@dataclass
+class Snapped:
+    """A grid snapped onto its lines: its corners in photo pixels and its quality (the share of
+    its line pieces that stand out)."""
+
+    corners: np.ndarray
+    quality: float
+
+
+def refined_past_tiles(p: LocateParams, levels, snapped: Snapped) -> Snapped:
+    """`snapped` refined once more where tiles cover most squares of some kinds: the
     line pieces the search took for clean ones are then those between tiles, whose sides pull
     the fit (tall tiles seen steeply). Kept only within stayed cells of the search's grid: its
     place is settled, this is a polish (the layout cannot tell grids a few cells off apart so
     late in a game)."""
-    corners_small = rescale(corners, 1.0, levels[-1][1])
+    corners = snapped.corners
+    corners_small = rescale(corners, 1.0, levels[-1].factor)
     source, factor = level_for(levels, corners_small, p.view_cell)
     view, _ = grid_view(source, rescale(corners, 1.0, factor), p.view_cell, 1)
     usable = _bare_squares(p, view)
     if not _more_textured(_cell_texture(p, view)[1:-1, 1:-1], usable, ~usable):
-        return corners, quality  # the squares taken for bare are the smoother: they are bare
+        return snapped  # the squares taken for bare are the smoother: they are bare
     usual, bare = (_flat(_pieces_between(squares))
                    for squares in (usable, _bare_squares(p, view, past_tiles=True)))
     if (usual & bare).sum() >= p.inverted_share * usual.sum():
-        return corners, quality
+        return snapped
     refined = refine_location(p, levels, corners_small, past_tiles=True)
-    if refined is None or np.abs(refined[0] - corners).max() > p.stayed * cell_size(corners):
-        return corners, quality
+    if refined is None or np.abs(refined.corners - corners).max() > p.stayed * cell_size(corners):
+        return snapped
     return refined
 
 
@@ -77,7 +87,7 @@ def first_view(p: LocateParams, levels, corners_small) -> FirstView:
 def refine_location(p: LocateParams, levels, corners_small, rounds=None, past_tiles=False,
                      first: FirstView | None = None):
     """Snap the grid to its lines on the smallest copy whose cells span view_cell px (or the
-    photo). Returns (corners in photo pixels, quality) or None. One top-down view per round serves
+    photo). Returns the Snapped grid (corners in photo pixels) or None. One top-down view per round serves
     the line evidence and the cell colours (the clean pieces are found anew whenever the grid
     moved: the strips need a close fit); the quality is measured on the last round's view, whose
     grid the last, narrowest round moves by a few hundredths of a cell. A guess that shows
@@ -85,7 +95,7 @@ def refine_location(p: LocateParams, levels, corners_small, rounds=None, past_ti
     guess's first view (first_view), when already taken."""
     rounds = p.refine_rounds if rounds is None else rounds
     source, factor = level_for(levels, corners_small, p.view_cell)
-    corners = rescale(corners_small, levels[-1][1], factor)
+    corners = rescale(corners_small, levels[-1].factor, factor)
     number, extra, step, clean, best = 0, 0, np.inf, None, 0.0
     while True:
         reach = rounds[number]
@@ -113,7 +123,7 @@ def refine_location(p: LocateParams, levels, corners_small, rounds=None, past_ti
         if step > (p.settled if last else reach / 2) and extra < p.extra_rounds:
             extra += 1
         elif last:
-            return rescale(corners, factor, 1.0), _line_contrast(p, evidence)
+            return Snapped(rescale(corners, factor, 1.0), _line_contrast(p, evidence))
         else:
             number += 1
 
@@ -158,7 +168,7 @@ def _standing_out(p: LocateParams, grad, margin, numbers, reach=0):
 def shifted_line_counts(p: LocateParams, levels, corners_small, reach):
     """(dy, dx) line pieces standing out of the grid moved by up to `reach` cells each way."""
     source, factor = level_for(levels, corners_small, p.view_cell)
-    corners = rescale(corners_small, levels[-1][1], factor)
+    corners = rescale(corners_small, levels[-1].factor, factor)
     view, _ = grid_view(source, corners, p.view_cell, reach + 1)
     numbers = np.arange(-reach, LINES + reach)
     grad_x, grad_y = line_evidence(p, view)

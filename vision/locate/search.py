@@ -1,6 +1,8 @@
 """The search that ties the stages: which guesses are made in which order, how fits are
 weighed against each other, and when one is sure enough to stop; the final checks."""
 
+from __future__ import annotations
+
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,14 +40,33 @@ from vision.locate.layout import (
 from vision.locate.params import LocateParams
 from vision.locate.refine import (
     FirstView,
+    Snapped,
     first_view,
     refine_location,
     refined_past_tiles,
     shifted_line_counts,
 )
-from vision.locate.segments import closer_regions, grid_regions, line_segments, outline_candidates
+from vision.locate.segments import (
+    Segments,
+    closer_regions,
+    grid_regions,
+    line_segments,
+    outline_candidates,
+)
 
 DEFAULT = LocateParams()
+
+
+@dataclass
+class Fit:
+    """A refined guess: its corners in photo pixels, its score (the line quality less the
+    weighted misfit, so that a checkered cloth or a rack loses to the board), the share of its
+    line pieces that stand out, and how badly the premium layout explains its cells."""
+
+    corners: np.ndarray
+    score: float
+    quality: float
+    misfit: float
 
 @dataclass
 class Location:
@@ -74,7 +95,7 @@ def locate_board(image: np.ndarray, params: LocateParams = DEFAULT) -> Location:
     p = params
     check_image(image)
     levels = pyramid(p, image)
-    small = levels[-1][0]
+    small = levels[-1].image
     best = _search(p, levels)
     if not _plausible(p, best) or _unconfirmed(p, levels, best):
         evened = pyramid(p, evened_out(p, image))
@@ -86,8 +107,9 @@ def locate_board(image: np.ndarray, params: LocateParams = DEFAULT) -> Location:
         if _soft_edges_px(small) > blurred:  # nothing found, and nothing is sharp
             raise PhotoError("board too blurred")
         raise PhotoError("no board found")
-    corners, _, quality, _ = _moved_onto_layout(p, levels, best)
-    corners, quality = refined_past_tiles(p, levels, corners, quality)
+    fit = _moved_onto_layout(p, levels, best)
+    snapped = refined_past_tiles(p, levels, Snapped(fit.corners, fit.quality))
+    corners, quality = snapped.corners, snapped.quality
     if quality < p.polish_below:  # lines too faint to snap to: the premium squares place the grid
         corners = polish_by_layout(p, levels, corners)
     return _checked_location(p, levels, corners, quality)
@@ -98,15 +120,15 @@ def _moved_onto_layout(p: LocateParams, levels, best):
     fits it best, when that scores higher: a lattice a row or two off can be refined onto the
     lines a row off, and pass for sure there (the layout fits it well enough). Checked only on
     a fit the layout explains less well than layout_found_misfit: the check costs a few ms."""
-    if best[3] <= p.layout_found_misfit:
+    if best.misfit <= p.layout_found_misfit:
         return best
     small, scale = levels[-1]
-    corners_small = rescale(best[0], 1.0, scale)
+    corners_small = rescale(best.corners, 1.0, scale)
     shift, _ = layout_shift(p, small, corners_small)
     if shift == (0, 0):
         return best
     moved = _fitted(p, levels, shifted(corners_small, shift))
-    return moved if moved is not None and _plausible(p, moved) and moved[1] > best[1] else best
+    return moved if moved is not None and _plausible(p, moved) and moved.score > best.score else best
 
 
 def _soft_edges_px(small: np.ndarray) -> float:
@@ -119,7 +141,7 @@ def _soft_edges_px(small: np.ndarray) -> float:
 
 
 def _search(p: LocateParams, levels):
-    """Best (corners, score, quality, misfit) from the line lattices (of all segments, then of
+    """The best Fit from the line lattices (of all segments, then of
     where they cross), found first on small copies (enough for a board that fills much of the
     photo, and cheap), then on a larger one, and from outlines when still unsure. Where they
     cross is looked at once every size was, or at once for a size whose lattice by direction
@@ -136,85 +158,130 @@ def _search(p: LocateParams, levels):
         return _search_with(p, levels, pool)
 
 
-def _search_with(p: LocateParams, levels, pool):
-    small, scale = levels[-1]
-    best = segments = None
-    seen: list[_Look] = []
-    current = None
+@dataclass
+class _Progress:
+    """What the search has found so far: the best fit, the last size's, the looks taken, and
+    the segments of the last size looked at."""
+
+    best: Fit | None = None
+    current: Fit | None = None
+    seen: list[_Look] = field(default_factory=list)
+    segments: Segments | None = None
+
+
+def _search_with(p: LocateParams, levels, pool) -> Fit | None:
+    found = _Progress()
     for side in p.lsd_sides:
-        segments = line_segments(p, small, side, skim=side == p.lsd_sides[0])
-        if side != p.lsd_sides[-1] and (segments is None or len(segments[0]) < p.min_quick_segments):
-            continue  # too few segments for a grid whose lines show at this size: look closer
-        squared = []
-        look = _Look(segments, direction_lattices(p, segments, [(0, 1)], squared), squared=squared)
-        first = [first_view(p, levels, corners) for corners in look.lattices]
-        squared_fit = _squared_ahead(p, levels, look, first)
-        if _sure(p, levels, squared_fit):
-            return squared_fit
-        best = _better(p, levels, best, squared_fit)
-        # seen from a chair a family may turn too far for one direction: where its lines meet
-        # holds it. Refined first where it shows its lines clearly better.
-        previous, (vanishing, ahead) = current, _vanishing_ahead(p, levels, segments, first)
-        if first and first[0].quality < p.hopeless:  # a cloth's stripes: where lines cross first
-            best = _crossing_fit(p, levels, look, best)
-            if _sure(p, levels, best):
-                return best
-        if _sure(p, levels, ahead):
-            current = ahead
-            look.lattices = look.lattices + vanishing
-        else:
-            current = _best_fit(p, levels, look.lattices, first=first)
-        if not _plausible(p, current) and look.regions is None:  # stripes' directions, not the board's
-            best = _crossing_fit(p, levels, look, best)
-            if _sure(p, levels, best):
-                return best
-        if not _sure(p, levels, current):
-            vanishing = vanishing_lattice(p, segments) if vanishing is None else vanishing
-            current = (_best_fit(p, levels, vanishing, current) if ahead is None
-                       else _better(p, levels, current, ahead))
-            look.lattices = look.lattices + vanishing
-        best = _better(p, levels, best, current)
-        if _sure(p, levels, best) or _settled(p, levels, best, previous, current):
-            return best
-        seen.append(look)
-    steady = best if _steady(p, levels, best) else None
-    # only then where the other sizes' lines cross: a grid fitted to a crowd of tiles there
-    # can pass for sure, where a larger size's lattice would have found the board. A steady
-    # fit gives way only to a sure one there that shows clearer more of its line pieces.
-    for look in seen:
+        if _sure_at_size(p, levels, found, side):
+            return found.best
+    fit = _after_every_size(p, levels, found)
+    if fit is not None:
+        return fit
+    return _last_guesses(p, levels, pool, found)
+
+
+def _sure_at_size(p: LocateParams, levels, found: _Progress, side: int) -> bool:
+    """Look at the lattices of the segments found on a copy `side` px long; whether a sure or
+    settled fit (`found.best`) ends the search."""
+    segments = found.segments = line_segments(p, levels[-1].image, side,
+                                              skim=side == p.lsd_sides[0])
+    if side != p.lsd_sides[-1] and (segments is None
+                                    or len(segments.ends) < p.min_quick_segments):
+        return False  # too few segments for a grid whose lines show at this size: look closer
+    squared = []
+    look = _Look(segments, direction_lattices(p, segments, [(0, 1)], squared), squared=squared)
+    first = [first_view(p, levels, corners) for corners in look.lattices]
+    squared_fit = _squared_ahead(p, levels, look, first)
+    if _sure(p, levels, squared_fit):
+        found.best = squared_fit
+        return True
+    found.best = _better(p, levels, found.best, squared_fit)
+    # seen from a chair a family may turn too far for one direction: where its lines meet
+    # holds it. Refined first where it shows its lines clearly better.
+    previous, (vanishing, ahead) = found.current, _vanishing_ahead(p, levels, segments, first)
+    # a cloth's stripes: where lines cross first
+    if first and first[0].quality < p.hopeless and _crossed(p, levels, found, look):
+        return True
+    if _sure(p, levels, ahead):
+        found.current = ahead
+        look.lattices = look.lattices + vanishing
+    else:
+        found.current = _best_fit(p, levels, look.lattices, first=first)
+    # stripes' directions, not the board's
+    if (not _plausible(p, found.current) and look.regions is None
+            and _crossed(p, levels, found, look)):
+        return True
+    if not _sure(p, levels, found.current):
+        vanishing = vanishing_lattice(p, segments) if vanishing is None else vanishing
+        found.current = (_best_fit(p, levels, vanishing, found.current) if ahead is None
+                         else _better(p, levels, found.current, ahead))
+        look.lattices = look.lattices + vanishing
+    found.best = _better(p, levels, found.best, found.current)
+    found.seen.append(look)
+    return (_sure(p, levels, found.best)
+            or _settled(p, levels, found.best, previous, found.current))
+
+
+def _crossed(p: LocateParams, levels, found: _Progress, look: _Look) -> bool:
+    """Look where `look`'s segments cross; whether that gives a sure fit (`found.best`)."""
+    found.best = _crossing_fit(p, levels, look, found.best)
+    return _sure(p, levels, found.best)
+
+
+def _after_every_size(p: LocateParams, levels, found: _Progress) -> Fit | None:
+    """Once every size was looked at: a steady fit, or a sure fit of where the other sizes'
+    lines cross, or None. Only then where they cross: a grid fitted to a crowd of tiles there
+    can pass for sure, where a larger size's lattice would have found the board. A steady fit
+    gives way only to a sure one there that shows `clearer` more of its line pieces."""
+    steady = found.best if _steady(p, levels, found.best) else None
+    for look in found.seen:
         if look.regions is None:
-            fit = _crossing_fit(p, levels, look, best if steady is None else None)
-            best = fit if steady is None else best
-            if _sure(p, levels, fit) and (steady is None or fit[2] >= steady[2] + p.clearer):
+            fit = _crossing_fit(p, levels, look, found.best if steady is None else None)
+            found.best = fit if steady is None else found.best
+            if _sure(p, levels, fit) and (steady is None
+                                          or fit.quality >= steady.quality + p.clearer):
                 return fit
-    if steady is not None:  # every size looked: no need of the last stage's guesses
-        return steady
-    fits = [fit for fit in map(lambda quad: comb_in_quad(p, small, quad),
-                               outline_candidates(p, small)) if fit is not None]
-    # rank the combs as the refined grids are ranked: line evidence less layout misfit
-    fits.sort(key=lambda fit: p.misfit_weight * layout_shift(p, small, fit[0])[1] - fit[1])
-    guesses = [corners for corners, _ in fits[:p.refined_candidates]]
-    others = direction_lattices(p, segments, [(0, 2), (1, 2)])
-    if others:
-        guesses.append(min(others, key=lambda corners: layout_shift(p, small, corners)[1]))
-    best = _first_sure(p, levels, pool, best, [partial(_fitted, p, levels, corners)
-                                            for corners in guesses])
+    return steady  # when there is one, no need of the last stage's guesses
+
+
+def _last_guesses(p: LocateParams, levels, pool, found: _Progress) -> Fit | None:
+    """The best fit of the last stage's guesses (outlines, other pairs of directions, the
+    places where segments cross on the larger copies, a grid stretched), or of the search."""
+    small = levels[-1].image
+    guesses = [partial(_fitted, p, levels, corners)
+               for corners in _outline_guesses(p, small, found.segments)]
+    best = _first_sure(p, levels, pool, found.best, guesses)
     if _sure(p, levels, best):
         return best
     # stripes can outweigh a small board's lines even there: pair its next two directions too
     rescaled = [partial(_fitted_rescaled, p, levels, corners)
-                for subset in seen[-1].regions + closer_regions(p, small)  # the last size's places
+                for subset in found.seen[-1].regions + closer_regions(p, small)  # the last size's
                 for corners in direction_lattices(p, subset, [(0, 1), (1, 2)])]
     best = _first_sure(p, levels, pool, best, rescaled)
-    if best is None or _sure(p, levels, best) or best[3] <= p.sure_misfit:
+    if best is None or _sure(p, levels, best) or best.misfit <= p.sure_misfit:
         return best
     # nothing the layout explains: the comb may have taken half the period one way. Only a
     # sure fit of those guesses is taken (a grid off the board can outscore an unsure one).
-    corners = rescale(best[0], 1.0, scale)
-    stretched = _first_sure(p, levels, pool, None, [partial(_fitted_rescaled, p, levels,
-                                                         _stretched(corners, axis, before))
-                                                 for axis, before in p.stretched])
+    corners = rescale(best.corners, 1.0, levels[-1].factor)
+    stretched = _first_sure(p, levels, pool, None, [
+        partial(_fitted_rescaled, p, levels, _stretched(corners, axis, before))
+        for axis, before in p.stretched])
     return stretched if _sure(p, levels, stretched) else best
+
+
+def _outline_guesses(p: LocateParams, small, segments) -> list[np.ndarray]:
+    """Grids (corners on the smallest copy) of the best combs inside outlines, ranked as the
+    refined grids are (line evidence less layout misfit), and of the best-fitting other pair
+    of segment directions."""
+    fits = [fit for fit in map(lambda quad: comb_in_quad(p, small, quad),
+                               outline_candidates(p, small)) if fit is not None]
+    fits.sort(key=lambda fit: p.misfit_weight * layout_shift(p, small, fit.corners).misfit
+              - fit.score)
+    guesses = [fit.corners for fit in fits[:p.refined_candidates]]
+    others = direction_lattices(p, segments, [(0, 2), (1, 2)])
+    if others:
+        guesses.append(min(others, key=lambda corners: layout_shift(p, small, corners).misfit))
+    return guesses
 
 
 def _stretched(corners, axis, before):
@@ -249,7 +316,7 @@ def _squared_ahead(p: LocateParams, levels, look, first):
     squared = look.squared[0]()
     fit = None if squared is None else _fitted_if_clearer(p, levels, squared, first[0])
     return fit if fit is None else _better(p, levels, fit, _fitted(p,
-        levels, rescale(fit[0], 1.0, levels[-1][1])))
+        levels, rescale(fit.corners, 1.0, levels[-1].factor)))
 
 
 def _weak(p: LocateParams, first) -> bool:
@@ -259,7 +326,7 @@ def _weak(p: LocateParams, first) -> bool:
     return bool(first) and p.min_quality <= first[0].quality < p.weak_guess
 
 
-def _fitted_if_clearer(p: LocateParams, levels, corners, first: "FirstView"):
+def _fitted_if_clearer(p: LocateParams, levels, corners, first: FirstView):
     """The fit of a guess whose first view shows guess_margin more of its line pieces than
     `first`, another guess's; else None."""
     view = first_view(p, levels, corners)
@@ -306,7 +373,7 @@ class _Look:
     """One segment size's line segments, the lattices of their strongest directions, and the
     places where they cross (once looked at)."""
 
-    segments: tuple
+    segments: Segments | None
     lattices: list
     regions: list | None = None
     squared: list = field(default_factory=list)  # its squared lattice, made on demand
@@ -315,7 +382,7 @@ class _Look:
 def _crossing_fit(p: LocateParams, levels, look: _Look, best):
     """`best` or a better fit of the lattices where one size's segments cross (the look's
     regions are filled in), stopping at a sure fit."""
-    look.regions = grid_regions(p, look.segments, levels[-1][0].shape)
+    look.regions = grid_regions(p, look.segments, levels[-1].image.shape)
     for lattice in _crossing_lattices(p, look.regions, look.lattices):
         best = _better(p, levels, best, _fitted(p, levels, lattice))
         if _sure(p, levels, best):
@@ -328,7 +395,7 @@ def _rescaled_if_off(p: LocateParams, levels, corners):
     shift it fits best, polished: a comb whose period is off leaves the premium squares in the
     wrong cells."""
     small, scale = levels[-1]
-    if layout_shift(p, small, corners)[1] <= p.sure_misfit:
+    if layout_shift(p, small, corners).misfit <= p.sure_misfit:
         return corners
     corners = polish_by_layout(p, levels, rescale(layout_scaled(p, small, corners), scale, 1.0))
     return rescale(corners, 1.0, scale)
@@ -348,7 +415,7 @@ def _plausible(p: LocateParams, fitted) -> bool:
     cell colours; a grid sheared across a board or a texture does neither well."""
     if fitted is None:
         return False
-    _, _, quality, misfit = fitted
+    quality, misfit = fitted.quality, fitted.misfit
     return not ((quality < p.min_quality and misfit > p.layout_found_misfit)
                 or (quality < p.polish_below and misfit > p.layout_missing))
 
@@ -358,12 +425,12 @@ def _sure(p: LocateParams, levels, fitted) -> bool:
     cells even without the tiles' colour (a grid several cells off, onto a margin, can fit well
     enough with it) or, where tiles hide too many squares for that (late in a game), no grid
     moved by whole cells can be the board."""
-    if fitted is None or fitted[2] < p.sure_quality or fitted[3] > p.sure_misfit:
+    if fitted is None or fitted.quality < p.sure_quality or fitted.misfit > p.sure_misfit:
         return False
     small, scale = levels[-1]
-    corners = rescale(fitted[0], 1.0, scale)
+    corners = rescale(fitted.corners, 1.0, scale)
     return (layout_misfit(p, small, corners, tiles=False) <= p.sure_misfit
-            or _alone(p, levels, corners, fitted[2]))
+            or _alone(p, levels, corners, fitted.quality))
 
 
 def _settled(p: LocateParams, levels, best, previous, current) -> bool:
@@ -371,17 +438,17 @@ def _settled(p: LocateParams, levels, best, previous, current) -> bool:
     cells at each corner) whose lines stand out at least half the time, and no grid moved by
     whole cells can be the board: where tiles hide too many line pieces for a sure fit, the
     refinement still converged on the lines, and the layout places the grid."""
-    if previous is None or current is None or best[3] > p.sure_misfit:
+    if previous is None or current is None or best.misfit > p.sure_misfit:
         return False
     if best is not previous and best is not current:  # an earlier size's fit scored higher
         return False
-    if min(previous[2], current[2]) < p.polish_below:
+    if min(previous.quality, current.quality) < p.polish_below:
         return False
-    ends = [order_corners(fitted[0]) for fitted in (previous, current)]
+    ends = [order_corners(fitted.corners) for fitted in (previous, current)]
     if np.linalg.norm(ends[0] - ends[1], axis=1).max() > p.agree * cell_size(ends[1]):
         return False
     small, scale = levels[-1]
-    return _alone(p, levels, rescale(best[0], 1.0, scale), min(previous[2], current[2]))
+    return _alone(p, levels, rescale(best.corners, 1.0, scale), min(previous.quality, current.quality))
 
 
 def _steady(p: LocateParams, levels, fitted) -> bool:
@@ -392,19 +459,19 @@ def _steady(p: LocateParams, levels, fitted) -> bool:
     guesses then found no better grid, at several times the time (docs/model-history.md,
     session 26). Taken only once every size was looked at: a smaller size's bent grid can
     pass the test, and the closer look mends it."""
-    if fitted is None or fitted[2] < p.steady_quality or fitted[3] > p.sure_misfit:
+    if fitted is None or fitted.quality < p.steady_quality or fitted.misfit > p.sure_misfit:
         return False
-    if _cut_off(p, levels, fitted[0]):  # bent past the photo's edge: the last stage mends it
+    if _cut_off(p, levels, fitted.corners):  # bent past the photo's edge: the last stage mends it
         return False
     small, scale = levels[-1]
-    return _alone(p, levels, rescale(fitted[0], 1.0, scale), fitted[2])
+    return _alone(p, levels, rescale(fitted.corners, 1.0, scale), fitted.quality)
 
 
 def _alone(p: LocateParams, levels, corners_small, quality) -> bool:
     """Whether no grid moved by whole cells can be the board: the layout (tiles' colour allowed)
     fits every grid up to max_shift cells off clearly worse, and every grid further off that
     could still show `quality` of its line pieces has fewer of them standing out."""
-    fits = shift_fits(p, levels[-1][0], corners_small)
+    fits = shift_fits(p, levels[-1].image, corners_small)
     if fits[p.max_shift, p.max_shift] < np.delete(fits.ravel(), fits.size // 2).max() + p.sure_gap:
         return False
     reach = _reach(p, quality)
@@ -441,18 +508,17 @@ def _rank(p: LocateParams, levels, fitted):
     """What _better compares: plausible, not past the edge unconfirmed, then the score."""
     if fitted is None:
         return False, False, -np.inf
-    return _plausible(p, fitted), not _unconfirmed(p, levels, fitted), fitted[1]
+    return _plausible(p, fitted), not _unconfirmed(p, levels, fitted), fitted.score
 
 
 def _unconfirmed(p: LocateParams, levels, fitted) -> bool:
     """Whether a fit reaches past the photo's edge without the premium layout vouching for it."""
-    return fitted is not None and fitted[3] > p.layout_found_misfit and _cut_off(p, levels, fitted[0])
+    return fitted is not None and fitted.misfit > p.layout_found_misfit and _cut_off(p, levels, fitted.corners)
 
 
 def _fitted(p: LocateParams, levels, corners_small, first: FirstView | None = None):
     """Refine a first guess, move it onto the nearby grid the premium layout fits best; return
-    (corners in photo pixels, score, line quality, layout misfit) or None. The score takes the
-    misfit from the line quality so that a checkered cloth or a rack loses to the board.
+    the Fit or None.
     `first`: the guess's first_view, when already taken."""
     small, scale = levels[-1]
     first = first_view(p, levels, corners_small) if first is None else first
@@ -460,19 +526,19 @@ def _fitted(p: LocateParams, levels, corners_small, first: FirstView | None = No
     refined = refine_location(p, levels, corners_small, first=first)
     if refined is None:
         return None
-    corners, quality = refined
+    corners, quality = refined.corners, refined.quality
     found = rescale(corners, 1.0, scale)
     if np.abs(found - corners_small).max() < p.stayed * cell_size(found):
         misfit = layout_misfit(p, small, found)  # the layout was checked on the guess, whose cells it kept
-        return corners, quality - p.misfit_weight * misfit, quality, misfit
+        return Fit(corners, quality - p.misfit_weight * misfit, quality, misfit)
     shift, misfit = layout_shift(p, small, found)
     if shift != (0, 0):
         moved = shifted(corners, shift)
         refined = refine_location(p, levels, rescale(moved, 1.0, scale))
         if refined is None:
             return None
-        corners, quality = refined
-    return corners, quality - p.misfit_weight * misfit, quality, misfit
+        corners, quality = refined.corners, refined.quality
+    return Fit(corners, quality - p.misfit_weight * misfit, quality, misfit)
 
 
 # --- final checks -------------------------------------------------------------------------------
@@ -481,7 +547,7 @@ def _fitted(p: LocateParams, levels, corners_small, first: FirstView | None = No
 def _cut_off(p: LocateParams, levels, corners) -> bool:
     """Whether a grid (corners in photo pixels) reaches past the photo's edge by more than
     cut_off_tolerance cells."""
-    height, width = levels[0][0].shape[:2]
+    height, width = levels[0].image.shape[:2]
     slack = p.cut_off_tolerance * cell_size(corners)
     outside = (corners[:, 0] < -slack) | (corners[:, 0] > width - 1 + slack) | \
         (corners[:, 1] < -slack) | (corners[:, 1] > height - 1 + slack)
@@ -498,7 +564,7 @@ def _checked_location(p: LocateParams, levels, corners, quality) -> Location:
     if smallest < p.min_cell_px * (1 - p.side_error):
         raise IllegibleBoard(f"board too small to read (cells of {smallest:.0f} px)", location)
     # a shrunk copy shows edge widths as well once its cells are large enough, and is faster
-    source, factor = level_for(levels, rescale(corners, 1.0, levels[-1][1]), p.edge_view_cell)
+    source, factor = level_for(levels, rescale(corners, 1.0, levels[-1].factor), p.edge_view_cell)
     width_cells = _edge_width(source, rescale(corners, 1.0, factor))
     if width_cells > p.max_edge_width:
         raise IllegibleBoard("board too blurred", location)

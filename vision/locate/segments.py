@@ -2,6 +2,7 @@
 the places where segments of two directions cross, and outlines of large blobs: the raw
 material of the first guesses."""
 
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -76,9 +77,27 @@ def _distinct(quads: list[np.ndarray]) -> list[np.ndarray]:
     return kept
 
 
+@dataclass(frozen=True)
+class Segments:
+    """Line segments of the shrunk photo, around its centre: both ends, the vector from the
+    first to the second, their lengths and directions (degrees, 0-180), and the smallest cell
+    a board in the photo is looked for with (px)."""
+
+    ends: np.ndarray      # (n, 2, 2)
+    vectors: np.ndarray   # (n, 2)
+    lengths: np.ndarray   # (n,)
+    angles: np.ndarray    # (n,)
+    centre: np.ndarray    # the shrunk photo's centre: add it for the photo's pixels
+    smallest: float
+
+    def where(self, keep: np.ndarray) -> "Segments":
+        """The segments `keep` marks."""
+        return Segments(self.ends[keep], self.vectors[keep], self.lengths[keep],
+                        self.angles[keep], self.centre, self.smallest)
+
+
 def line_segments(p: LocateParams, small: np.ndarray, side: int, skim: bool = False):
-    """Line segments of the shrunk photo, looked for on a copy `side` px long, as (ends,
-    vectors, lengths, angles, centre, smallest cell) around the photo's centre, or None when
+    """Line segments of the shrunk photo, looked for on a copy `side` px long (Segments), or None when
     there are too few (with `skim`, at once where the copy is too plain to hold enough)."""
     factor = min(1.0, side / max(small.shape[:2]))
     grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
@@ -98,7 +117,7 @@ def line_segments(p: LocateParams, small: np.ndarray, side: int, skim: bool = Fa
         return None
     angles = np.degrees(np.arctan2(vectors[keep, 1], vectors[keep, 0])) % 180
     smallest = min(small.shape[:2]) / p.max_cells_across
-    return ends[keep], vectors[keep], lengths[keep], angles, centre, smallest
+    return Segments(ends[keep], vectors[keep], lengths[keep], angles, centre, smallest)
 
 
 def _edge_share(p: LocateParams, grey: np.ndarray) -> float:
@@ -173,7 +192,7 @@ def vanishing_point(p: LocateParams, ends, vectors, lengths, rng):
     return np.array([point[0] * scale, point[1] * scale, point[2]])
 
 
-def grid_regions(p: LocateParams, segments, shape) -> list[tuple]:
+def grid_regions(p: LocateParams, segments, shape) -> list[Segments]:
     """The segments of each of the few places where many segments of one direction are crossed
     by many of another, the strongest first. Stripes of a cloth or of wood run one way: over a
     whole photo they can outweigh the lines of a small board and hide its directions. Planks
@@ -181,7 +200,7 @@ def grid_regions(p: LocateParams, segments, shape) -> list[tuple]:
     is mapped apart."""
     if segments is None:
         return []
-    ends, _, _, _, centre, _ = segments
+    ends, centre = segments.ends, segments.centre
     crossing = _crossing_maps(p, segments, shape)
     found = []
     for direction in crossing:
@@ -200,21 +219,17 @@ def grid_regions(p: LocateParams, segments, shape) -> list[tuple]:
         kept.append(region)
         inside = cv2.dilate(region.astype(np.uint8), np.ones((5, 5), np.uint8))[rows, columns] > 0
         if inside.sum() >= 20:
-            subsets.append(_segments_where(segments, inside))
+            subsets.append(segments.where(inside))
         if len(kept) == p.grid_regions:
             break
     return subsets
 
 
-def _segments_where(segments, keep):
-    ends, vectors, lengths, angles, centre, smallest = segments
-    return ends[keep], vectors[keep], lengths[keep], angles[keep], centre, smallest
-
-
 def _crossing_maps(p: LocateParams, segments, shape) -> np.ndarray:
     """(direction, y, x) per grid_bin cell of the shrunk photo: the segment length nearby in
     that direction, capped by that in the strongest direction crossing it by at least 45°."""
-    ends, vectors, lengths, angles, centre, _ = segments
+    ends, vectors, lengths = segments.ends, segments.vectors, segments.lengths
+    angles, centre = segments.angles, segments.centre
     height, width = shape[0] // p.grid_bin + 1, shape[1] // p.grid_bin + 1
     # sample each segment every half bin, so that a long line counts all along its length
     counts = np.ceil(lengths / (p.grid_bin / 2)).astype(int) + 1
