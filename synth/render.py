@@ -931,7 +931,7 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
                  fonts: str = "train", size: tuple[int, int] | None = None, clutter: bool = True,
                  pose: str = "any", box_seed: int | None = None, variety: bool = False,
                  fold: float = 0.0) -> Shot:
-    """A synthetic phone photo of `board` (board text, SPEC §3) with exact ground truth.
+    """A synthetic phone photo of `board` (15 rows of board text) with exact ground truth.
 
     `box_seed` fixes the box (font and jittered look) apart from the photo, so several photos
     can show one physical box, as calibration needs; None draws the box from `seed` too.

@@ -104,7 +104,7 @@ def _comb_lattice(p: LocateParams, ends, lengths, families, points, centre, smal
     becomes parallel and evenly spaced, and fit a comb to each family's line positions.
     Where one family's period is square_ratio or more below the other's, `squared` (a list, or
     None) gets the squared lattice to make on demand (_squared_lattice): a table's stripes
-    beside the board can give one family their finer comb (session 59)."""
+    beside the board can give one family their finer comb."""
     horizon = np.cross(points[0], points[1])
     if abs(horizon[2]) < 1e-12:
         return None

@@ -148,9 +148,9 @@ def _search(p: LocateParams, levels):
     fits nothing plausible (before the lattice by vanishing points, which the stripes mislead
     as much) or shows under hopeless of its line pieces at first sight (before refining it): a
     striped cloth's directions outweighed the board's there, and the larger sizes see the same
-    stripes at several times the cost (docs/model-history.md, sessions 33, 51, 58). A fit that
+    stripes at several times the cost. A fit that
     is only steady (_steady) is checked against where the lines cross before it is taken: from
-    a chair a grid cells off an empty board can pass for steady (session 59).
+    a chair a grid cells off an empty board can pass for steady.
     Guesses are refined side by side (numpy and OpenCV let go of the GIL), and weighed in
     turn. Last, where the layout explains none of the best fit, that grid twice as long one
     way (_stretched)."""
@@ -310,7 +310,7 @@ def _squared_ahead(p: LocateParams, levels, look, first):
     lattice by direction's first view is weak (as _vanishing_ahead) and taken when the squared
     one's shows guess_margin more of its line pieces: a table's stripes took one family's
     comb in the bench's striped-table render turned half round, whose finder then looked at a
-    larger size (session 59). Its period can be a little off, so its fit is refined again."""
+    larger size. Its period can be a little off, so its fit is refined again."""
     if not _weak(p, first) or not look.squared:
         return None
     squared = look.squared[0]()
@@ -340,7 +340,7 @@ def _vanishing_ahead(p: LocateParams, levels, segments, first):
     first view (`first`, one or none) shows fewer than weak_guess of its line pieces (but at
     least min_quality) and the vanishing one's shows guess_margin more; else (that lattice or
     None, None). From a chair the lattice by direction was refined for nothing, before a sure
-    one by vanishing points, in one photo of six (`eval_locate --seated`, session 57)."""
+    one by vanishing points, in one photo of six (`eval_locate --seated`)."""
     if not _weak(p, first):
         return None, None
     vanishing = vanishing_lattice(p, segments)
@@ -456,8 +456,8 @@ def _steady(p: LocateParams, levels, fitted) -> bool:
     board all the same: at least steady_quality of its line pieces stand out, the layout
     explains its cells as well as a sure fit's, and no grid moved by whole cells can be the
     board. Late in a game tiles hide too many line pieces for a sure fit; the last stage's
-    guesses then found no better grid, at several times the time (docs/model-history.md,
-    session 26). Taken only once every size was looked at: a smaller size's bent grid can
+    guesses then found no better grid, at several times the time.
+    Taken only once every size was looked at: a smaller size's bent grid can
     pass the test, and the closer look mends it."""
     if fitted is None or fitted.quality < p.steady_quality or fitted.misfit > p.sure_misfit:
         return False

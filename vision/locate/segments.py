@@ -125,7 +125,7 @@ def _edge_share(p: LocateParams, grey: np.ndarray) -> float:
     same per pixel however few segments it finds (4 ms at 320 px for 40 segments), and a copy
     this plain finds too few: of 600 `eval_locate` renders (as rendered, dim, in a shadow,
     from a chair) at 320 px none under 0.21 found min_quick_segments, and 211 of the 447 that
-    found fewer were under plain_copy (docs/model-history.md, session 61)."""
+    found fewer were under plain_copy."""
     dx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=1)
     dy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=1)
     return float(np.count_nonzero(dx * dx + dy * dy > p.edge_step ** 2)) / grey.size
