@@ -7,17 +7,10 @@ import cv2
 import numpy as np
 import pytest
 
+from synth.camera import project, sample_camera
+from synth.glyphs import font_paths, print_letter
 from synth.photos import bowed, bowed_points, dimmed, shadowed, warmed
-from synth.render import (
-    ANY_STYLES,
-    STYLES,
-    _paste_rotated,
-    _print_letter,
-    _project,
-    _sample_camera,
-    font_paths,
-    render_photo,
-)
+from synth.render import ANY_STYLES, STYLES, _paste_rotated, render_photo
 from synth.styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
 
 EMPTY = ["." * 15] * 15
@@ -213,7 +206,7 @@ def test_a_value_in_the_corner_keeps_clear_of_its_letter(style):
         for font in fonts:
             for letter in "ШЦ":  # one stroke each, worth 10: three pieces of ink with the value
                 face = np.zeros((120, 120, 3), np.uint8)
-                _print_letter(face, letter, 120, replace(look, tile_ink=(255, 255, 255)), font)
+                print_letter(face, letter, 120, replace(look, tile_ink=(255, 255, 255)), font)
                 pieces, _ = cv2.connectedComponents((face[..., 0] > 30).astype(np.uint8))
                 assert pieces - 1 == 3, (style, seed, font, letter)
 
@@ -268,13 +261,13 @@ def test_a_folded_board_turns_only_its_far_half_about_the_hinge():
 
 
 def test_the_far_half_s_homography_keeps_the_hinge_and_turns_away_from_it():
-    camera = _sample_camera(np.random.default_rng(4), "any", 8.5, 960, 720)
+    camera = sample_camera(np.random.default_rng(4), "any", 8.5, 960, 720)
     hinge = np.float64([[0, 7.5], [7.5, 7.5], [15, 7.5]])
     far = np.float64([[0, 15], [15, 15]])
-    assert np.allclose(_project(camera.folded(4), hinge), _project(camera.h_units, hinge))
+    assert np.allclose(project(camera.folded(4), hinge), project(camera.h_units, hinge))
     assert np.allclose(camera.folded(0), camera.h_units)
-    lifted = np.abs(_project(camera.folded(4), far) - _project(camera.h_units, far)).max()
-    assert lifted > np.abs(_project(camera.folded(2), far) - _project(camera.h_units, far)).max()
+    lifted = np.abs(project(camera.folded(4), far) - project(camera.h_units, far)).max()
+    assert lifted > np.abs(project(camera.folded(2), far) - project(camera.h_units, far)).max()
 
 
 def test_a_photo_under_a_warm_lamp_keeps_its_red_and_loses_blue():
