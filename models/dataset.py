@@ -34,7 +34,8 @@ CORNER_JITTER = 0.05  # cells: sd of the error added to each true grid corner
 SHIFT = 0.09  # cells: sd of the extra per-crop shift
 MAX_SHIFT = 0.22  # cells
 SCALE = 0.07  # sd of the log of the extra per-crop scale
-PLAIN_EMPTY_KEEP = 0.5  # share of plain empty squares kept (many and alike, yet most cells of a game)
+# share of plain empty squares kept (many and alike, yet most cells of a game)
+PLAIN_EMPTY_KEEP = 0.5
 STAR_SHARE = 0.08  # share of tiles that are stars (or blanks): rare in games, easy to miss
 MAX_CROPS = 2 * SIZE * SIZE  # crops cut from one photo at most: two cuts of every cell
 PRINTED_PREMIUMS = 0.5  # share of photos whose premium squares get a big printed factor digit
@@ -99,8 +100,11 @@ def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: 
     cell = cell_size(shot.corners)
     variants = [shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32)]
     if jitter:
-        variants.append(_located(shot, cell) if rng.random() < 0.5 else
-                        shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32))
+        if rng.random() < 0.5:
+            variants.append(_located(shot, cell))
+        else:
+            moved = rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32)
+            variants.append(shot.corners + moved)
     else:
         variants = [shot.corners]
     blank = style in ENGLISH_STYLES  # Scrabble boxes have blank tiles, not printed stars

@@ -69,12 +69,14 @@ def sample_camera(rng, pose: str, extent: float, w: int, h: int) -> Camera:
         roll = rng.normal(0, 8)
     else:
         tilt, dist = min(abs(rng.normal(0, 22)), 46), rng.uniform(1.3, 3.0)
-        roll = rng.uniform(0, 360) if rng.random() < 0.6 else rng.choice([0, 90, 180, 270]) + rng.normal(0, 6)
+        roll = (rng.uniform(0, 360) if rng.random() < 0.6
+                else rng.choice([0, 90, 180, 270]) + rng.normal(0, 6))
     azim = rng.uniform(0, 2 * math.pi)
     target = np.float64([7.5, 7.5, 0]) + np.r_[rng.normal(0, 0.5, 2), 0]
     d = dist * 2 * extent
     t = math.radians(tilt)
-    centre = target + d * np.float64([math.sin(t) * math.cos(azim), math.sin(t) * math.sin(azim), -math.cos(t)])
+    centre = target + d * np.float64([math.sin(t) * math.cos(azim), math.sin(t) * math.sin(azim),
+                                      -math.cos(t)])
     fwd = (target - centre) / np.linalg.norm(target - centre)
     x_c = np.cross(fwd, [0.0, -1.0, 0.0])
     x_c /= np.linalg.norm(x_c)
@@ -117,7 +119,8 @@ def _fit_frame(h0, rng, pose, extent, w, h):
         return _fit_frame_scaled(h0, scale * k, w, h, rng)
     place = rng.random(2) if pose != "frontal" else np.clip(rng.normal(0.5, 0.1, 2), 0, 1)
     shift = pad - lo + place * room
-    return np.float64([[1, 0, shift[0]], [0, 1, shift[1]], [0, 0, 1]]) @ np.diag([scale, scale, 1]) @ h0
+    moved = np.float64([[1, 0, shift[0]], [0, 1, shift[1]], [0, 0, 1]])
+    return moved @ np.diag([scale, scale, 1]) @ h0
 
 
 def _fit_frame_scaled(h0, scale, w, h, rng):
@@ -125,7 +128,8 @@ def _fit_frame_scaled(h0, scale, w, h, rng):
     lo, hi = pg.min(0), pg.max(0)
     room = np.maximum(np.float64([w, h]) - (hi - lo) - 4, 0)
     shift = 2 - lo + rng.random(2) * room
-    return np.float64([[1, 0, shift[0]], [0, 1, shift[1]], [0, 0, 1]]) @ np.diag([scale, scale, 1]) @ h0
+    moved = np.float64([[1, 0, shift[0]], [0, 1, shift[1]], [0, 0, 1]])
+    return moved @ np.diag([scale, scale, 1]) @ h0
 
 
 def orientation(corners: np.ndarray) -> int:
@@ -147,13 +151,16 @@ def photo_effects(img, rng) -> np.ndarray:
     for _ in range(int(rng.poisson(0.8))):
         gx, gy = rng.uniform(0, sw), rng.uniform(0, sh)
         sx, sy = rng.uniform(0.02, 0.15) * sw, rng.uniform(0.02, 0.15) * sh
-        glare += rng.uniform(0.2, 1.0) * np.exp(-((xx - gx) ** 2 / (2 * sx * sx) + (yy - gy) ** 2 / (2 * sy * sy)))
+        glare += rng.uniform(0.2, 1.0) * np.exp(-((xx - gx) ** 2 / (2 * sx * sx)
+                                                  + (yy - gy) ** 2 / (2 * sy * sy)))
     wb = np.float32(np.exp(rng.normal(0, 0.07, 3)))
     wb *= np.float32([1 - 0.08 * (t := rng.normal(0, 1)), 1, 1 + 0.08 * t])  # warm/cool
     gain3 = np.clip(gain[..., None] * wb * 128, 0, 255).astype(np.uint8)
-    out = cv2.multiply(img, cv2.resize(gain3, (w, h), interpolation=cv2.INTER_LINEAR), scale=1 / 128)
+    out = cv2.multiply(img, cv2.resize(gain3, (w, h), interpolation=cv2.INTER_LINEAR),
+                       scale=1 / 128)
     glare = cv2.convertScaleAbs(glare, alpha=255 * rng.uniform(0.4, 1.0))
-    cv2.add(out, cv2.cvtColor(cv2.resize(glare, (w, h), interpolation=cv2.INTER_LINEAR), cv2.COLOR_GRAY2BGR), dst=out)
+    glare = cv2.resize(glare, (w, h), interpolation=cv2.INTER_LINEAR)
+    cv2.add(out, cv2.cvtColor(glare, cv2.COLOR_GRAY2BGR), dst=out)
     out = _blur(out, rng)
     add_noise(out, rng.uniform(1, 7), rng, coarse=int(rng.integers(1, 3)))
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(45, 96))])

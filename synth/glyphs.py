@@ -118,7 +118,8 @@ def _raster(path: str, text: str) -> tuple[np.ndarray, int, int]:
 
 
 @lru_cache(maxsize=20000)
-def _glyph(path: str, text: str, cap_px: int, form: tuple = (0, 1.0, 0.0)) -> tuple[np.ndarray, float, float]:
+def _glyph(path: str, text: str, cap_px: int,
+           form: tuple = (0, 1.0, 0.0)) -> tuple[np.ndarray, float, float]:
     """Ink mask of text scaled so a capital is cap_px tall, with its pen offset.
 
     `form` = (weight px at GLYPH_BASE, horizontal stretch, italic shear) of a GlyphStyle.

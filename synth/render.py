@@ -180,7 +180,8 @@ def _draw_glints(grid, look: Look, c, lw, rng):
 def _draw_labels(canvas, look: Look, c, m, font):
     cap = c * 0.2
     for i in range(SIZE):
-        text_centered(canvas, font, str(i + 1), m + (i + 0.5) * c, m - 0.28 * c, cap, look.labels, 0.7)
+        text_centered(canvas, font, str(i + 1), m + (i + 0.5) * c, m - 0.28 * c, cap,
+                      look.labels, 0.7)
         text_centered(canvas, font, COLUMNS[i], m - 0.28 * c, m + (i + 0.5) * c, cap,
                        look.labels, 0.7)
 
@@ -297,7 +298,8 @@ def _tile_shadows(canvas, place, base, h, light, c):
     for centre, angle, _ in place:
         _fill(mask, (base @ _rot(angle).T + centre + light * h) / 2, 255)
     mask = cv2.resize(cv2.GaussianBlur(mask, (0, 0), max(0.5, 0.06 * c)), size)
-    keep = cv2.cvtColor(255 - (mask.astype(np.uint16) * 115 // 255).astype(np.uint8), cv2.COLOR_GRAY2BGR)
+    keep = cv2.cvtColor(255 - (mask.astype(np.uint16) * 115 // 255).astype(np.uint8),
+                        cv2.COLOR_GRAY2BGR)
     cv2.multiply(canvas, keep, dst=canvas, scale=1 / 255)
 
 
@@ -343,7 +345,8 @@ def table_background(rng, w, h) -> np.ndarray:
         small = np.broadcast_to(base, (sh, sw, 3)).copy()
     shading = smooth_noise(rng, sh, sw, 3, 0.8, 1.15)
     small *= shading[..., None]
-    img = cv2.resize(np.clip(small, 0, 255).astype(np.uint8), (w, h), interpolation=cv2.INTER_LINEAR)
+    img = cv2.resize(np.clip(small, 0, 255).astype(np.uint8), (w, h),
+                     interpolation=cv2.INTER_LINEAR)
     if kind in ("cloth", "carpet"):
         amp = rng.uniform(6, 18) if kind == "carpet" else rng.uniform(2, 6)
         noise = np.empty((h // 2, w // 2), np.int16)
@@ -466,7 +469,8 @@ def _rack_sprite(look: Look, c, font, letters, rng):
         x = int(0.2 * s + i * s * 1.05)
         roi = sprite[int(0.1 * s): int(0.1 * s) + s, x: x + s].astype(np.float32)
         af = a.astype(np.float32)[..., None] / 255
-        sprite[int(0.1 * s): int(0.1 * s) + s, x: x + s] = (roi * (1 - af) + face * af).astype(np.uint8)
+        blended = (roi * (1 - af) + face * af).astype(np.uint8)
+        sprite[int(0.1 * s): int(0.1 * s) + s, x: x + s] = blended
     return sprite, np.full((h, w), 255, np.uint8)
 
 
@@ -483,7 +487,8 @@ def _cups_and_hand(img, grid_quad, rng):
         col = tuple(float(v) for v in rng.uniform(20, 240, 3))
         ax = (int(r), int(r * rng.uniform(0.6, 1.0)))
         ang = rng.uniform(0, 180)
-        cv2.ellipse(img, (int(cx + r * 0.25), int(cy + r * 0.25)), ax, ang, 0, 360, (20, 20, 20), -1, cv2.LINE_AA)
+        cv2.ellipse(img, (int(cx + r * 0.25), int(cy + r * 0.25)), ax, ang, 0, 360, (20, 20, 20),
+                    -1, cv2.LINE_AA)
         cv2.ellipse(img, (int(cx), int(cy)), ax, ang, 0, 360, col, -1, cv2.LINE_AA)
         inner = (int(ax[0] * 0.82), int(ax[1] * 0.82))
         cv2.ellipse(img, (int(cx), int(cy)), inner, ang, 0, 360, shade(col, 0.5), -1, cv2.LINE_AA)
@@ -511,19 +516,22 @@ def _hand(img, grid_mask, rng):
     q = 4  # draw at quarter resolution: the hand is a soft blob anyway
     mask = np.zeros((h // q + 1, w // q + 1), np.uint8)
     pq, rq = palm / q, r / q
-    cv2.ellipse(mask, (int(pq[0]), int(pq[1])), (int(rq * 1.1), int(rq * 0.9)), ang, 0, 360, 255, -1)
+    cv2.ellipse(mask, (int(pq[0]), int(pq[1])), (int(rq * 1.1), int(rq * 0.9)), ang, 0, 360,
+                255, -1)
     perp = np.float32([-d[1], d[0]])
     for i, ln in enumerate((1.5, 1.8, 1.7, 1.3)):
         base = pq + perp * (i - 1.5) * rq * 0.45 + d * rq * 0.5
         tip = base + d * rq * ln * rng.uniform(0.8, 1.1)
-        cv2.line(mask, tuple(int(v) for v in base), tuple(int(v) for v in tip), 255, max(1, int(rq * 0.36)))
+        cv2.line(mask, tuple(int(v) for v in base), tuple(int(v) for v in tip), 255,
+                 max(1, int(rq * 0.36)))
         cv2.circle(mask, tuple(int(v) for v in tip), max(1, int(rq * 0.18)), 255, -1)
     light = cv2.GaussianBlur(mask, (0, 0), rq * 0.3 + 1).astype(np.float32) / 255
     mask = cv2.resize(cv2.GaussianBlur(mask, (0, 0), 0.8), (w, h), interpolation=cv2.INTER_LINEAR)
     light = cv2.resize(light, (w, h), interpolation=cv2.INTER_LINEAR)
     col = np.empty_like(img)
     col[:] = skin.astype(np.uint8)
-    col = cv2.multiply(col, cv2.cvtColor(cv2.convertScaleAbs(light, alpha=102, beta=153), cv2.COLOR_GRAY2BGR), scale=1 / 255)
+    lit = cv2.cvtColor(cv2.convertScaleAbs(light, alpha=102, beta=153), cv2.COLOR_GRAY2BGR)
+    col = cv2.multiply(col, lit, scale=1 / 255)
     a = mask.astype(np.float32) / 255
     img[:] = cv2.blendLinear(col, img, a, 1 - a)
 
@@ -584,12 +592,14 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     corners = project(cam.h_units, np.float64([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]]))
     if fold:
         corners[2:] = project(cam.folded(fold), np.float64([[SIZE, SIZE], [0, SIZE]]))
-    cell_px = float(np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[3])) / (2 * SIZE)
+    cell_px = float(np.linalg.norm(corners[1] - corners[0])
+                    + np.linalg.norm(corners[2] - corners[3])) / (2 * SIZE)
     c = int(np.clip(cell_px * rng.uniform(1.0, 1.25), 40, 90))
 
     canvas, alpha, m = _board_canvas(look, layout, c, font, rng)
     light = rng.normal(0, 0.4, 2).astype(np.float32) + np.float32([0.3, 0.4])
-    _draw_tiles(canvas, board, look, c, m, (cam.ground + m / c) * c, cam.height * c, light, font, rng)
+    _draw_tiles(canvas, board, look, c, m, (cam.ground + m / c) * c, cam.height * c, light, font,
+                rng)
 
     img = table_background(rng, w, h)
     # canvas pixel centres are integers, so the grid's outer edge lies at m - 0.5

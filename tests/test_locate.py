@@ -86,7 +86,8 @@ def located_well(shot) -> Location:
     return where
 
 
-@pytest.mark.parametrize("style", ["erudit-black", "erudit-cream", "scrabble-hasbro", "scrabble-vintage"])
+@pytest.mark.parametrize("style", ["erudit-black", "erudit-cream", "scrabble-hasbro",
+                                   "scrabble-vintage"])
 def test_each_board_look_is_found_in_a_webcam_frame(style):
     shot = render_photo(PLAYED, seed=11, style=style, size=(1280, 720))
     where = located_well(shot)
@@ -396,7 +397,8 @@ def test_clutter_without_a_board_is_no_board():
     cups = noise.copy()
     for _ in range(6):
         centre = tuple(int(v) for v in rng.integers(100, 620, 2))
-        cv2.circle(cups, centre, int(rng.integers(30, 90)), tuple(int(v) for v in rng.integers(0, 255, 3)), -1)
+        colour = tuple(int(v) for v in rng.integers(0, 255, 3))
+        cv2.circle(cups, centre, int(rng.integers(30, 90)), colour, -1)
     for image in (noise, cups):
         with pytest.raises(PhotoError, match="no board found"):
             locate_board(image)
@@ -467,7 +469,8 @@ def _rows(path: Path) -> list[str]:
 
 
 def _real_photos():
-    for folder, scheme in (("scrabble_assistant", "erudit"), ("jheidel_scrabble-opencv", "scrabble")):
+    for folder, scheme in (("scrabble_assistant", "erudit"),
+                           ("jheidel_scrabble-opencv", "scrabble")):
         labels = SHARED / folder / "labels" / "labels.csv"
         if labels.exists():
             with open(labels, encoding="utf-8") as handle:

@@ -1,4 +1,5 @@
-"""Reading a board from a photo: the model's labels, exact readings, orientation, masking, errors."""
+"""Reading a board from a photo: the model's labels, exact readings, orientation, masking,
+errors."""
 
 from __future__ import annotations
 
@@ -397,7 +398,8 @@ def test_a_board_that_shows_a_printed_star_holds_no_blank_tile():
 
 
 @pytest.mark.parametrize(("seed", "row", "column"),
-                         [(7_000_037, 7, 0), (7_000_093, 0, 0), (7_000_121, 1, 5), (7_000_341, 11, 12)])
+                         [(7_000_037, 7, 0), (7_000_093, 0, 0), (7_000_121, 1, 5),
+                          (7_000_341, 11, 12)])
 def test_an_erudit_box_s_empty_square_is_not_read_as_a_blank_where_stars_show(seed, row, column):
     """Tuning renders of Эрудит boxes under erudit-english, which takes both joker looks: the
     first network read these empty squares as blank tiles (two of them at 0.92 and 0.90, so
@@ -620,7 +622,8 @@ class _ThreadNoting:
     def run(self, _outputs, feed):
         self.threads[self.name] = threading.current_thread()
         count = len(feed["crops"])
-        return np.zeros((count, len(load_model().glyphs)), np.float32), np.ones((count, 4), np.float32)
+        return (np.zeros((count, len(load_model().glyphs)), np.float32),
+                np.ones((count, 4), np.float32))
 
 
 def test_a_profile_models_two_networks_read_side_by_side():
@@ -640,7 +643,8 @@ def _labelled(root):
     """(photo path, upright label rows) of the labelled real photos under `root`, alphabet
     layouts (calibration material) left out."""
     with (root / "labels" / "labels.csv").open(encoding="utf-8") as fh:
-        rows = [row for row in csv.DictReader(fh) if not row["image"].split("/")[-1].startswith("f")]
+        rows = [row for row in csv.DictReader(fh)
+                if not row["image"].split("/")[-1].startswith("f")]
     for row in rows:
         label = (root / row["board_label"]).read_text(encoding="utf-8").split()
         yield root / row["image"], [line.replace("?", "*") for line in label]

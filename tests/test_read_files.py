@@ -157,7 +157,8 @@ def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
     image, scale = load_for_reading(larger)
     assert image.shape[:2] == (HALF_SIZE_FROM // 2, 25) and scale == 4.0
     assert isinstance(image, Reduced)
-    assert [reduction(side) for side in (3199, 3200, 6399, 6400, 12800, 40000)] == [1, 2, 2, 4, 8, 8]
+    sides = (3199, 3200, 6399, 6400, 12800, 40000)
+    assert [reduction(side) for side in sides] == [1, 2, 2, 4, 8, 8]
     cut = tmp_path / "cut.jpg"
     cut.write_bytes(big.read_bytes()[:40])                     # a header that stops short
     assert frame_size(cut.read_bytes()) is None

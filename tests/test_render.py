@@ -50,7 +50,8 @@ def rectify(shot, cell=40):
 def cell_mean(flat, col, row, cell=40):
     """Mean BGR of the middle of a cell (0-based column, row)."""
     q = cell // 4
-    return flat[row * cell + q: (row + 1) * cell - q, col * cell + q: (col + 1) * cell - q].reshape(-1, 3).mean(0)
+    square = flat[row * cell + q: (row + 1) * cell - q, col * cell + q: (col + 1) * cell - q]
+    return square.reshape(-1, 3).mean(0)
 
 
 def test_shape_dtype_and_fields():
@@ -123,9 +124,11 @@ def test_random_boxes_never_take_the_held_out_novel_look():
         look = sample_look(ANY_STYLES[seed % 2], np.random.default_rng(seed))
         tile_hue, tile_sat = hue(look.tile_top)
         ink_hue, ink_sat = hue(look.tile_ink)
-        assert not (tile_sat > 0.05 and HELD_OUT_TILE_HUES[0] + 2 < tile_hue < HELD_OUT_TILE_HUES[1] - 2)
+        low, high = HELD_OUT_TILE_HUES
+        assert not (tile_sat > 0.05 and low + 2 < tile_hue < high - 2)
         light_ink = sum(look.tile_ink) > 3 * 180
-        assert not (light_ink and ink_sat > 0.05 and HELD_OUT_INK_HUES[0] + 2 < ink_hue < HELD_OUT_INK_HUES[1] - 2)
+        low, high = HELD_OUT_INK_HUES
+        assert not (light_ink and ink_sat > 0.05 and low + 2 < ink_hue < high - 2)
 
 
 def test_frontal_pose_is_upright_and_large():
@@ -162,7 +165,8 @@ def test_rectified_tile_and_premium_colours(seed):
     assert r > b + 40 and r > g + 20
     plain = cell_mean(flat, 1, 0)            # B1: plain black square
     assert plain.max() < 110
-    empty = rectify(render_photo(EMPTY, seed=seed, style="erudit-black", pose="frontal", clutter=False))
+    empty = rectify(render_photo(EMPTY, seed=seed, style="erudit-black", pose="frontal",
+                                 clutter=False))
     assert cell_mean(empty, 7, 7).min() > 150  # the centre square is white when no tile covers it
 
 

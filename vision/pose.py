@@ -19,7 +19,8 @@ import numpy as np
 from engine.ruleset import SIZE
 from vision.locate import grid_homography
 
-TILE_HEIGHT = 0.2  # cells: a tile's thickness; boxes range 0.1-0.35, and half right is most of the gain
+# cells: a tile's thickness; boxes range 0.1-0.35, and half right is most of the gain
+TILE_HEIGHT = 0.2
 FOCAL_RANGE = (0.3, 4.0)  # focal length over the photo's longer side: ultra-wide lens to 3x zoom
 USUAL_FOCAL = 0.75  # a phone's main camera, where the grid alone cannot tell (seen straight down)
 _UNIT = np.float64([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]])

@@ -149,7 +149,8 @@ def shifted(corners, shift):
 def rectangle(corners, low, high):
     """Corners (in `corners`' pixels) of the rectangle from `low` to `high` (x, y) in cells of
     the grid `corners`: the grid moved, scaled or stretched along its own lines."""
-    square = np.float32([[[low[0], low[1]], [high[0], low[1]], [high[0], high[1]], [low[0], high[1]]]])
+    square = np.float32([[[low[0], low[1]], [high[0], low[1]], [high[0], high[1]],
+                          [low[0], high[1]]]])
     return cv2.perspectiveTransform(square, grid_homography(corners))[0]
 
 

@@ -40,7 +40,8 @@ class OutlineComb:
     corners: np.ndarray
     score: float
 
-def direction_lattices(p: LocateParams, segments, pairs, squared: list | None = None) -> list[np.ndarray]:
+def direction_lattices(p: LocateParams, segments, pairs,
+                       squared: list | None = None) -> list[np.ndarray]:
     """Grid corners from line segments, one guess per pair of the strongest directions in
     `pairs` (indices into the up to three strongest, 0 the strongest): take the segments near
     both directions, find each family's vanishing point, undo the perspective so each family is
@@ -57,7 +58,8 @@ def direction_lattices(p: LocateParams, segments, pairs, squared: list | None = 
     for first, second in pairs:
         if second >= len(peaks):
             continue
-        families = [np.abs((angles - peaks[k] + 90) % 180 - 90) <= p.family_spread for k in (first, second)]
+        families = [np.abs((angles - peaks[k] + 90) % 180 - 90) <= p.family_spread
+                    for k in (first, second)]
         if min(mask.sum() for mask in families) < 8:
             continue
         rng = np.random.default_rng(0)
@@ -142,7 +144,8 @@ def _comb_lattice(p: LocateParams, ends, lengths, families, points, centre, smal
 
 def _lattice_corners(lines, affine, centre):
     (n1, a0, a1), (n2, b0, b1) = lines
-    flat_corners = np.array([meet(n1, a, n2, b) for a, b in ((a0, b0), (a1, b0), (a1, b1), (a0, b1))])
+    flat_corners = np.array([meet(n1, a, n2, b)
+                             for a, b in ((a0, b0), (a1, b0), (a1, b1), (a0, b1))])
     corners = apply(np.linalg.inv(affine), flat_corners) + centre
     return order_corners(corners)
 

@@ -27,9 +27,9 @@ def upper_median(values: np.ndarray):
 def distances(colours: np.ndarray, others) -> np.ndarray:
     diff = colours - others
     return np.sqrt(np.einsum("...c,...c->...", diff, diff))
-# gain to count: else a grid a few cells off gains by taking the plain squares' colour for it
-LAYOUT_KINDS = [
-    [np.array([[ch == kind for ch in row] for row in layout]) for kind in sorted(set("".join(layout)))]
+LAYOUT_KINDS = [  # per layout: a mask of the cells of each kind of square
+    [np.array([[ch == kind for ch in row] for row in layout])
+     for kind in sorted(set("".join(layout)))]
     for layout in (ERUDIT_LAYOUT, SCRABBLE_LAYOUT)
 ]
 LAYOUT_CELLS = [[np.flatnonzero(mask) for mask in kinds] for kinds in LAYOUT_KINDS]
@@ -57,7 +57,8 @@ def layout_shift(p: LocateParams, image, corners) -> LayoutShift:
 def shift_fits(p: LocateParams, image, corners):
     """(dy, dx) layout fit of each grid up to max_shift cells off `corners`, better layout's."""
     view, _ = grid_view(image, corners, p.layout_cell, p.max_shift)
-    return _layout_fits(p, cell_colours(p, view, p.layout_cell, p.max_shift), every_colour=True).max(axis=0)
+    colours = cell_colours(p, view, p.layout_cell, p.max_shift)
+    return _layout_fits(p, colours, every_colour=True).max(axis=0)
 
 
 WINDOWS_AT_ONCE = 500  # windows _layout_fits measures together: _best_scaled's 3 969 at once took
@@ -97,9 +98,10 @@ def _best_scaled(p: LocateParams, view, sizes):
 def cell_colours(p: LocateParams, view, cell, margin, strips=False, inset=None):
     """Lab colour (lightness weighted) of the mean of the middle half of each cell (or of all
     but `inset` px at each side) of a top-down view with `cell` px per cell and `margin` cells
-    around the grid; with `strips` also of a strip strip px inside each cell's edges. Box sums come from one integral image, and only
-    the means are converted to Lab (a cell's middle is near uniform: the Lab of its mean is the
-    mean of its Lab, and converting a few hundred colours costs nothing)."""
+    around the grid; with `strips` also of a strip `strip` px inside each cell's edges. Box sums
+    come from one integral image, and only the means are converted to Lab (a cell's middle is
+    near uniform: the Lab of its mean is the mean of its Lab, and converting a few hundred
+    colours costs nothing)."""
     gain = _exposure_gain(p, view)
     if gain > 1.0:
         view = cv2.convertScaleAbs(view, alpha=gain)
@@ -303,4 +305,5 @@ def layout_misfit(p: LocateParams, image, corners, inset=None, tiles=True) -> fl
     without `tiles`, one colour per kind only)."""
     view, _ = grid_view(image, corners, p.layout_cell, 0)
     colours = cell_colours(p, view, p.layout_cell, 0, inset=inset)
-    return 1 - float((_layout_fits(p, colours) if tiles else kind_fits(p, grid_windows(colours))).max())
+    fits = _layout_fits(p, colours) if tiles else kind_fits(p, grid_windows(colours))
+    return 1 - float(fits.max())

@@ -87,12 +87,12 @@ def first_view(p: LocateParams, levels, corners_small) -> FirstView:
 def refine_location(p: LocateParams, levels, corners_small, rounds=None, past_tiles=False,
                      first: FirstView | None = None):
     """Snap the grid to its lines on the smallest copy whose cells span view_cell px (or the
-    photo). Returns the Snapped grid (corners in photo pixels) or None. One top-down view per round serves
-    the line evidence and the cell colours (the clean pieces are found anew whenever the grid
-    moved: the strips need a close fit); the quality is measured on the last round's view, whose
-    grid the last, narrowest round moves by a few hundredths of a cell. A guess that shows
-    neither lines nor the layout after its first snap is given up (_hopeless). `first`: the
-    guess's first view (first_view), when already taken."""
+    photo). Returns the Snapped grid (corners in photo pixels) or None. One top-down view per
+    round serves the line evidence and the cell colours (the clean pieces are found anew
+    whenever the grid moved: the strips need a close fit); the quality is measured on the last
+    round's view, whose grid the last, narrowest round moves by a few hundredths of a cell. A
+    guess that shows neither lines nor the layout after its first snap is given up (_hopeless).
+    `first`: the guess's first view (first_view), when already taken."""
     rounds = p.refine_rounds if rounds is None else rounds
     source, factor = level_for(levels, corners_small, p.view_cell)
     corners = rescale(corners_small, levels[-1].factor, factor)
@@ -250,15 +250,18 @@ def _bare_squares(p: LocateParams, view, past_tiles=False):
     """(rows, columns) the squares _clean_pieces counts as empty. With `past_tiles` a kind's
     usual colour is that of its squares off the tiles' colour (_kinds_and_tiles): late in a
     game tiles cover most squares of some kinds, and their median is the tiles' colour."""
-    colours, strips = (part[1:-1, 1:-1] for part in cell_colours(p, view, p.view_cell, 1, strips=True))
+    colours, strips = (part[1:-1, 1:-1]
+                       for part in cell_colours(p, view, p.view_cell, 1, strips=True))
     if past_tiles:
         kinds, tiles = _kinds_and_tiles(p, colours, _cell_texture(p, view)[1:-1, 1:-1])
     else:  # the fit without the tiles' colour tells the layouts apart well enough
-        kinds, tiles = LAYOUT_KINDS[int(np.argmax(kind_fits(p, grid_windows(colours))[:, 0, 0]))], None
+        fits = kind_fits(p, grid_windows(colours))[:, 0, 0]
+        kinds, tiles = LAYOUT_KINDS[int(np.argmax(fits))], None
     occupied = np.zeros((SIZE, SIZE), bool)
     for mask in kinds:
         members = colours[mask]
-        bare = np.ones(len(members), bool) if tiles is None else distances(members, tiles) > p.clean_step
+        bare = (np.ones(len(members), bool) if tiles is None
+                else distances(members, tiles) > p.clean_step)
         usual = upper_median(members[bare]) if bare.any() else upper_median(members)
         occupied[mask] = ~bare | (distances(members, usual) > p.clean_step)
     usable = ~occupied
@@ -283,7 +286,8 @@ def _pieces_between(usable):
 
 
 def _flat(pieces):
-    """The (vertical, horizontal) masks of line pieces as one array, as _snap_to_lines lists them."""
+    """The (vertical, horizontal) masks of line pieces as one array, as _snap_to_lines lists
+    them."""
     return np.concatenate([part.ravel() for part in pieces])
 
 
@@ -314,6 +318,7 @@ def _cell_texture(p: LocateParams, view):
     """Grey-level spread of the middle half of each cell of a view of view_cell px per cell."""
     grey = cv2.cvtColor(view, cv2.COLOR_BGR2GRAY).astype(np.float32)
     count = grey.shape[0] // p.view_cell
-    cells = grey[:count * p.view_cell, :count * p.view_cell].reshape(count, p.view_cell, count, p.view_cell)
+    cells = grey[:count * p.view_cell, :count * p.view_cell].reshape(count, p.view_cell, count,
+                                                                      p.view_cell)
     middle = slice(p.view_cell // 4, p.view_cell - p.view_cell // 4)
     return cells[:, middle, :, middle].std(axis=(1, 3))

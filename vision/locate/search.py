@@ -128,7 +128,8 @@ def _moved_onto_layout(p: LocateParams, levels, best):
     if shift == (0, 0):
         return best
     moved = _fitted(p, levels, shifted(corners_small, shift))
-    return moved if moved is not None and _plausible(p, moved) and moved.score > best.score else best
+    better = moved is not None and _plausible(p, moved) and moved.score > best.score
+    return moved if better else best
 
 
 def _soft_edges_px(small: np.ndarray) -> float:
@@ -301,7 +302,8 @@ def _best_fit(p: LocateParams, levels, lattices, best=None, first=None):
     """`best` or the best fit of `lattices` (one or two: refined one after the other; `first`,
     their first_view when already taken)."""
     for k, corners in enumerate(lattices):
-        best = _better(p, levels, best, _fitted(p, levels, corners, None if first is None else first[k]))
+        view = None if first is None else first[k]
+        best = _better(p, levels, best, _fitted(p, levels, corners, view))
     return best
 
 
@@ -448,7 +450,8 @@ def _settled(p: LocateParams, levels, best, previous, current) -> bool:
     if np.linalg.norm(ends[0] - ends[1], axis=1).max() > p.agree * cell_size(ends[1]):
         return False
     small, scale = levels[-1]
-    return _alone(p, levels, rescale(best.corners, 1.0, scale), min(previous.quality, current.quality))
+    return _alone(p, levels, rescale(best.corners, 1.0, scale),
+                  min(previous.quality, current.quality))
 
 
 def _steady(p: LocateParams, levels, fitted) -> bool:
@@ -513,7 +516,8 @@ def _rank(p: LocateParams, levels, fitted):
 
 def _unconfirmed(p: LocateParams, levels, fitted) -> bool:
     """Whether a fit reaches past the photo's edge without the premium layout vouching for it."""
-    return fitted is not None and fitted.misfit > p.layout_found_misfit and _cut_off(p, levels, fitted.corners)
+    return (fitted is not None and fitted.misfit > p.layout_found_misfit
+            and _cut_off(p, levels, fitted.corners))
 
 
 def _fitted(p: LocateParams, levels, corners_small, first: FirstView | None = None):
@@ -529,7 +533,8 @@ def _fitted(p: LocateParams, levels, corners_small, first: FirstView | None = No
     corners, quality = refined.corners, refined.quality
     found = rescale(corners, 1.0, scale)
     if np.abs(found - corners_small).max() < p.stayed * cell_size(found):
-        misfit = layout_misfit(p, small, found)  # the layout was checked on the guess, whose cells it kept
+        # the layout was checked on the guess, whose cells it kept
+        misfit = layout_misfit(p, small, found)
         return Fit(corners, quality - p.misfit_weight * misfit, quality, misfit)
     shift, misfit = layout_shift(p, small, found)
     if shift != (0, 0):

@@ -97,8 +97,9 @@ class Segments:
 
 
 def line_segments(p: LocateParams, small: np.ndarray, side: int, skim: bool = False):
-    """Line segments of the shrunk photo, looked for on a copy `side` px long (Segments), or None when
-    there are too few (with `skim`, at once where the copy is too plain to hold enough)."""
+    """Line segments of the shrunk photo, looked for on a copy `side` px long (Segments), or
+    None when there are too few (with `skim`, at once where the copy is too plain to hold
+    enough)."""
     factor = min(1.0, side / max(small.shape[:2]))
     grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     grey = shrink_to(grey, factor) if factor < 1.0 else grey
@@ -245,6 +246,7 @@ def _crossing_maps(p: LocateParams, segments, shape) -> np.ndarray:
     density = (np.roll(density, 1, 0) + 2 * density + np.roll(density, -1, 0)) / 4  # perspective
     crossing = np.empty_like(density)
     for direction in range(p.directions):
-        others = [(direction + k) % p.directions for k in range(p.crossing_bins, p.directions - p.crossing_bins + 1)]
+        others = [(direction + k) % p.directions
+                  for k in range(p.crossing_bins, p.directions - p.crossing_bins + 1)]
         crossing[direction] = np.minimum(density[direction], density[others].max(axis=0))
     return crossing
