@@ -29,11 +29,13 @@ LATE_TILES = 110  # of 225 cells: half the photos players take show a board this
 def _rendered_photos(folder: str) -> list[str]:
     from synth.render import STYLES  # the renderer is only needed without arguments
 
-    board = ["." * 15] * 6 + ["....ЭРУДИТ.....", ".......О.......", ".......К......."] + ["." * 15] * 6
+    board = (["." * 15] * 6 + ["....ЭРУДИТ.....", ".......О.......", ".......К......."]
+             + ["." * 15] * 6)
     paths = [write_render(folder, f"render_{style}", board, seed, style)
              for seed, style in enumerate(("erudit-black", "erudit-cream", "scrabble-hasbro"))]
     for seed, style in enumerate(STYLES, start=100):
-        paths.append(write_render(folder, f"render_late_{style}", late_board(seed, style), seed, style))
+        paths.append(write_render(folder, f"render_late_{style}", late_board(seed, style), seed,
+                                  style))
     return paths
 
 
@@ -92,7 +94,8 @@ def bench(paths: list[str]) -> None:
         ratio = work_ms / decode_ms
         ratios.append(ratio)
         size = f"{image.shape[1]}x{image.shape[0]}"
-        print(f"{os.path.basename(path)[:40]:40} {size:>11} {decode_ms:10.1f} {work_ms:18.1f} {ratio:6.2f}")
+        print(f"{os.path.basename(path)[:40]:40} {size:>11} {decode_ms:10.1f} {work_ms:18.1f} "
+              f"{ratio:6.2f}")
     if ratios:
         print(f"median ratio (locate+rectify / decode): {np.median(ratios):.2f}  "
               f"worst: {max(ratios):.2f}")

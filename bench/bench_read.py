@@ -6,8 +6,8 @@
     python -m bench.bench_read --turned         # the same photos taken from the other side
 
 For each photo: cv2.imread time and read_photo time (decode included, model loading excluded),
-each the best of 10 taken in turn, and their ratio; then, each in a fresh process, the peak memory of a decode
-alone and of a full read (model loaded).
+each the best of 10 taken in turn, and their ratio; then, each in a fresh process, the peak
+memory of a decode alone and of a full read (model loaded).
 """
 
 from __future__ import annotations

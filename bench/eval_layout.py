@@ -22,10 +22,10 @@ import cv2
 from bench.eval_read import pool_of, render_taken
 from calibration.build import fit_layout, layout_of
 from engine.errors import PhotoError
-from engine.ruleset import load_ruleset
+from engine.ruleset import SIZE, load_ruleset
 from synth.render import STYLES
 from synth.styles import ERUDIT_LAYOUT, SCRABBLE_LAYOUT
-from vision.locate import CELLS, locate_board
+from vision.locate import locate_board
 from vision.premium import read_premiums
 from vision.rectify import rectify
 
@@ -49,7 +49,7 @@ def _case(case: tuple[int, str]) -> tuple[str, bool, tuple[bool, bool] | None]:
     english = style.startswith("scrabble")
     differs = index // len(STYLES) % 2 == 1
     printed = list(ERUDIT_LAYOUT if english == differs else SCRABBLE_LAYOUT)
-    image = render_look(["." * CELLS] * CELLS, seed, condition, style, layout=printed)
+    image = render_look(["." * SIZE] * SIZE, seed, condition, style, layout=printed)
     ruleset = load_ruleset("scrabble" if english else "erudit")
     try:
         top = rectify(image, locate_board(image).corners)

@@ -78,7 +78,8 @@ def main(argv=None) -> None:
     shifted = int(np.sum(np.isfinite(errors) & (errors > SHIFT_SHARE)))
     print(f"  grids off by half a cell or more (a row or column shifted): {shifted}")
     for style in STYLES:
-        picked = [e for i, e in enumerate(errors) if STYLES[(args.start + i) % len(STYLES)] == style]
+        picked = [e for i, e in enumerate(errors)
+                  if STYLES[(args.start + i) % len(STYLES)] == style]
         if not picked:
             continue
         print(f"  {style:17} within 1%: {np.mean(np.array(picked) <= PASS_SHARE):.3f}")

@@ -221,8 +221,8 @@ def _by_font(cases: list[dict]) -> None:
     for font in sorted(boards, key=lambda name: -wrong["found"][name])[:FONTS_SHOWN]:
         cells = 225 * boards[font]
         print(f"  {font}: {wrong['truth'][font]} / {wrong['found'][font]} wrong on "
-              f"{boards[font]} board{'s' * (boards[font] > 1)} ({1 - wrong['found'][font] / cells:.2%} "
-              "found)")
+              f"{boards[font]} board{'s' * (boards[font] > 1)} "
+              f"({1 - wrong['found'][font] / cells:.2%} found)")
 
 
 def _tallies(name: str) -> list[Tally]:
@@ -299,7 +299,9 @@ def synthetic_board(seed: int, number: int) -> tuple[str, str, list[str]]:
 
 def _synthetic_rules(style: str, rng) -> tuple[str, str]:
     if style.startswith("erudit"):
-        return (CYRILLIC.replace("Ё", ""), "erudit") if rng.random() < 0.8 else (LATIN, "erudit-english")
+        if rng.random() < 0.8:
+            return CYRILLIC.replace("Ё", ""), "erudit"
+        return LATIN, "erudit-english"
     return (LATIN, "scrabble") if rng.random() < 0.7 else (CYRILLIC, "scrabble-ru")
 
 

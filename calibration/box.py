@@ -23,13 +23,13 @@ from calibration.references import (
     letter_references,
     model_hash,
 )
+from engine.board import COLUMNS
 from engine.errors import ProfileError
-from engine.ruleset import Layout, Ruleset
+from engine.ruleset import SIZE, Layout, Ruleset
 from vision.cells import cut_cells
 from vision.classifier import EMPTY, glyph_of, normalised
 from vision.squares import SquareLooks
 
-COLUMNS = "ABCDEFGHIJKLMNO"
 SHRINK = 0.6  # share of the references' covariance replaced by its mean variance
 GENERAL_WEIGHT = 1.0  # weight of the general model's log-probabilities against the references'
 # the discriminant's scores divided by this are the references' log-odds: fitted to one
@@ -412,7 +412,7 @@ def _turns_key(view_file: str) -> str:
 
 def check_layout(layout: list[str]) -> None:
     """ValueError unless a profile's layout is 15 rows of 15 codes."""
-    if len(layout) != 15 or any(len(row) != 15 for row in layout):
+    if len(layout) != SIZE or any(len(row) != SIZE for row in layout):
         raise ValueError("layout is not 15 rows of 15")
 
 

@@ -23,9 +23,8 @@ from calibration.references import (
     open_board,
 )
 from engine.errors import ProfileError
-from engine.ruleset import Ruleset
+from engine.ruleset import SIZE, Ruleset
 from vision import classifier
-from vision.cells import GRID
 from vision.classifier import EMPTY, STAR, check_readable, glyph_of, load_model
 from vision.premium import cell_colours, read_premiums
 
@@ -43,7 +42,7 @@ LAB_WEIGHT = np.float32([0.5, 1, 1])  # lightness shifts with shading more than 
 UNLIKE_KIND = 12.0  # Lab units (lightness halved) from a kind's usual colour: another kind
 FAR_NEARER = 0.5  # ... or this share of its distance to the kind it has, read so too
 LAYOUT_ROUNDS = 3  # rounds of telling the box's kinds by their colours
-CENTRE = GRID * GRID // 2  # flat index of the centre cell
+CENTRE = SIZE * SIZE // 2  # flat index of the centre cell
 
 
 def check_name(name: str) -> None:
@@ -74,9 +73,9 @@ def _refuse_tiles(photo: PhotoBoard, embeddings: np.ndarray, lab: np.ndarray,
     """Every premium layout is symmetric, so an empty cell looks like its mirror cells; a cell
     unlike them in look (and in colour, unless very unlike) holds a tile, unless it is much
     lighter than them and the general model reads it as an empty square: glare."""
-    alike = np.zeros(GRID * GRID)
-    odd = np.zeros(GRID * GRID)
-    lighter = np.zeros(GRID * GRID)
+    alike = np.zeros(SIZE * SIZE)
+    odd = np.zeros(SIZE * SIZE)
+    lighter = np.zeros(SIZE * SIZE)
     lab = lab.reshape(-1, 3)
     for i, mirrors in enumerate(_orbits()):
         others = [j for j in mirrors if j != i]
@@ -99,11 +98,11 @@ def _refuse_tiles(photo: PhotoBoard, embeddings: np.ndarray, lab: np.ndarray,
 
 def square_colours(photo: PhotoBoard, layout: list[str], lab: np.ndarray) -> dict:
     """Mean BGR and Lab colour of each kind of square, from the middles of its cells."""
-    cell = photo.rectified.shape[0] // (GRID + 1)  # rectify's margin is half a cell each side
+    cell = photo.rectified.shape[0] // (SIZE + 1)  # rectify's margin is half a cell each side
     start, inset = cell // 2, cell // 4
     out = {}
     for code in sorted(set("".join(layout)) - {"?"}):
-        cells = [(r, c) for r in range(GRID) for c in range(GRID) if layout[r][c] == code]
+        cells = [(r, c) for r in range(SIZE) for c in range(SIZE) if layout[r][c] == code]
         bgr = [photo.rectified[start + r * cell + inset:start + (r + 1) * cell - inset,
                                start + c * cell + inset:start + (c + 1) * cell - inset]
                .reshape(-1, 3).mean(axis=0) for r, c in cells]
@@ -139,7 +138,7 @@ def confirmed_layout(read: list[str], lab: np.ndarray, ruleset: Ruleset) -> list
             near = {kind: float(np.linalg.norm(colour - mean)) for kind, mean in usual.items()}
             found[orbit] = _nearer_kind(near, kinds[orbit[0]], read[orbit[0]])
         kinds = found
-    return ["".join(row) for row in kinds.reshape(GRID, GRID)]
+    return ["".join(row) for row in kinds.reshape(SIZE, SIZE)]
 
 
 def _nearer_kind(near: dict, now: str, seen: str) -> str:
@@ -166,14 +165,14 @@ def fit_layout(read: list[str], ruleset: Ruleset) -> tuple[list[str], list[dict]
     rule = np.array([list(row) for row in ruleset.layout.rows])
     turns = [np.rot90(grid, k) for k in range(4)]
     best = min(turns, key=lambda g: int(((g != rule) & (g != "?")).sum()))
-    centre = GRID // 2
+    centre = SIZE // 2
     # a plain or white centre, or one showing the ruleset's centre premium: the start cell
     if best[centre, centre] in ("*", ".", "?", ruleset.layout.centre):
         best[centre, centre] = rule[centre, centre]
     rows = ["".join(row) for row in best]
     differences = [{"cell": f"{COLUMNS[c]}{r + 1}", "box": rows[r][c],
                     "ruleset": ruleset.layout.rows[r][c]}
-                   for r in range(GRID) for c in range(GRID)
+                   for r in range(SIZE) for c in range(SIZE)
                    if rows[r][c] not in ("?", ruleset.layout.rows[r][c])]
     return rows, differences
 
@@ -197,7 +196,7 @@ def read_alphabet(path, ruleset: Ruleset, empty: dict):
     symbols = [*ruleset.alphabet, STAR]
     log_probs, embeddings = embed(photo.crops.reshape(-1, *photo.crops.shape[2:]))
     turns, occupied = _laid_out(embeddings, log_probs, empty["refs"], len(symbols))
-    laid = np.zeros(GRID * GRID, bool)
+    laid = np.zeros(SIZE * SIZE, bool)
     laid[_first_cells(turns, len(symbols))] = True
     # in the laid-out cells colour alone tells a tile; elsewhere look, model and colour must
     # all agree (the printed centre star looks like the star tile laid out)
@@ -251,7 +250,7 @@ def _laid_out(embeddings: np.ndarray, log_probs: np.ndarray, empty_refs: np.ndar
     cells (itself left out) than like the empty squares of its kind, cut into two groups. A
     laid-out cell is a tile when that or the general model says so; another cell only when
     both do."""
-    n = GRID * GRID
+    n = SIZE * SIZE
     sims = embeddings @ empty_refs.T
     like_empty = np.array([_near(sims[i, [k * n + j for k in range(4) for j in mirrors]])
                            for i, mirrors in enumerate(_orbits())])
@@ -283,7 +282,7 @@ def _near(values: np.ndarray) -> float:
 
 def _first_cells(turns: int, count: int) -> np.ndarray:
     """Photo-order indices of the first `count` upright cells in reading order."""
-    return np.rot90(np.arange(GRID * GRID).reshape(GRID, GRID), turns).ravel()[:count]
+    return np.rot90(np.arange(SIZE * SIZE).reshape(SIZE, SIZE), turns).ravel()[:count]
 
 
 def _refuse_disorder(path, crops: np.ndarray, symbols: list[str]) -> list[str]:
@@ -317,19 +316,19 @@ def _star_glyph(probs: np.ndarray, glyphs) -> str:
 
 
 def _cell_name(index: int) -> str:
-    r, c = divmod(int(index), GRID)
+    r, c = divmod(int(index), SIZE)
     return f"{COLUMNS[c]}{r + 1}"
 
 
 def _orbits() -> list[list[int]]:
     """For each cell, the flat indices of its images under the square's 8 symmetries."""
-    last = GRID - 1
+    last = SIZE - 1
     out = []
-    for r in range(GRID):
-        for c in range(GRID):
+    for r in range(SIZE):
+        for c in range(SIZE):
             points = {(r, c), (c, r), (last - r, c), (r, last - c), (last - r, last - c),
                       (last - c, r), (c, last - r), (last - c, last - r)}
-            out.append(sorted(a * GRID + b for a, b in points))
+            out.append(sorted(a * SIZE + b for a, b in points))
     return out
 
 

@@ -16,7 +16,8 @@ import cv2
 import numpy as np
 
 from engine.errors import PhotoError, ProfileError
-from vision.cells import GRID, cut_cell, cut_cells, tile_view, turn_crops
+from engine.ruleset import SIZE
+from vision.cells import cut_cell, cut_cells, tile_view, turn_crops
 from vision.classifier import MODEL_NAME, SECOND_NAME, load_profile_model, model_dir, normalised
 from vision.locate import locate_board
 from vision.photo import load_photo
@@ -112,7 +113,7 @@ def empty_references(crops: np.ndarray) -> np.ndarray:
 def letter_references(board: np.ndarray, turns: int, count: int) -> tuple[np.ndarray, np.ndarray]:
     """The variants of the first `count` upright cells in reading order (count, V, CROP, CROP, 3)
     and their embeddings (count × V, D), in that order."""
-    cells = [divmod(i, GRID) for i in range(count)]
+    cells = [divmod(i, SIZE) for i in range(count)]
     crops = letter_variants(board, cells, turns)
     return crops, embed(crops.reshape(-1, *crops.shape[2:]))[1]
 
@@ -135,8 +136,8 @@ def letter_variants(board: np.ndarray, cells, turns: int) -> np.ndarray:
 
 def _photo_cell(row: int, col: int, turns: int) -> tuple[int, int]:
     """Where upright cell (row, col) lies in the photo-order grid."""
-    index = np.rot90(np.arange(GRID * GRID).reshape(GRID, GRID), turns)[row, col]
-    return divmod(int(index), GRID)
+    index = np.rot90(np.arange(SIZE * SIZE).reshape(SIZE, SIZE), turns)[row, col]
+    return divmod(int(index), SIZE)
 
 
 def wobbled(crops: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from companion_app.settings import data_dir
+from engine.board import COLUMNS
 from engine.errors import EruditError
 from engine.files import why
 from engine.ruleset import Ruleset, installed_rulesets, load_ruleset
@@ -92,7 +93,7 @@ def _show_reading(path: str, reading, as_json: bool) -> None:
         _print_json(record)
         return
     print(f"{path}  (turned {reading.orientation}°, {reading.ms:.0f} ms)")
-    print("   " + "ABCDEFGHIJKLMNO")
+    print("   " + COLUMNS)
     for number, row in enumerate(reading.board, 1):
         print(f"{number:>2} {row}")
     for cell in reading.uncertain:

@@ -438,7 +438,8 @@ class _Photos:
 
     def image(self, index: int) -> np.ndarray:
         if index not in self._images:
-            self._images[index] = _named(self.sources[index], lambda: self.load(self.sources[index]))
+            source = self.sources[index]
+            self._images[index] = _named(source, lambda: self.load(source))
         return self._images[index]
 
     def reading(self, game: Game, index: int):

@@ -3,7 +3,8 @@ end-of-round rule, winner, corrections (undo, fix a letter and re-score), unseen
 
 >>> from engine.ruleset import load_ruleset
 >>> game = Game(load_ruleset("erudit"), ["Аня", "Борис"])
->>> game.play(Board.parse("\\n".join(["." * 15] * 7 + ["......КОТ......"] + ["." * 15] * 7))).score.total
+>>> rows = ["." * 15] * 7 + ["......КОТ......"] + ["." * 15] * 7
+>>> game.play(Board.parse("\\n".join(rows))).score.total
 5
 """
 

@@ -33,7 +33,8 @@ _OPTIONAL = {"star_look": (str, "either")}
 
 @dataclass(frozen=True)
 class Layout:
-    """A 15×15 premium grid: `W w L l .` per cell; `*` marks the centre, whose premium is `centre`."""
+    """A 15×15 premium grid: `W w L l .` per cell; `*` marks the centre, whose premium is
+    `centre`."""
 
     name: str
     rows: tuple[str, ...]

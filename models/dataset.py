@@ -6,9 +6,8 @@
 
 Each photo is rendered from a random board, its grid corners taken from the renderer's ground
 truth moved by a few % of a cell or from locate_board's own answer, rectified and cut by
-vision.cells — the very cutter used at run time, which since session 49 rectifies through the
-tile tops (`tops`; the shipped networks saw the board's own plane) — with extra per-crop
-shift and scale.
+vision.cells — the run-time cutter, here through the board's own plane (`board_image`; at run
+time it rectifies through the tile tops) — with extra per-crop shift and scale.
 Seeds fully determine the data; evaluation uses EVAL_SEEDS and held-out fonts.
 """
 
@@ -22,9 +21,10 @@ import numpy as np
 from PIL import ImageFont
 
 from engine.errors import PhotoError
+from engine.ruleset import SIZE
 from synth.render import ANY_STYLES, STYLES, font_paths, render_photo
 from synth.styles import ENGLISH_STYLES
-from vision.cells import CELL, GRID, board_image, cut_cell, tile_view
+from vision.cells import CELL, board_image, cut_cell
 from vision.classifier import CYRILLIC, GLYPHS, LATIN, glyph_of
 from vision.locate import cell_size, locate_board
 
@@ -34,9 +34,10 @@ CORNER_JITTER = 0.05  # cells: sd of the error added to each true grid corner
 SHIFT = 0.09  # cells: sd of the extra per-crop shift
 MAX_SHIFT = 0.22  # cells
 SCALE = 0.07  # sd of the log of the extra per-crop scale
-PLAIN_EMPTY_KEEP = 0.5  # share of plain empty squares kept (many and alike, yet most cells of a game)
+# share of plain empty squares kept (many and alike, yet most cells of a game)
+PLAIN_EMPTY_KEEP = 0.5
 STAR_SHARE = 0.08  # share of tiles that are stars (or blanks): rare in games, easy to miss
-MAX_CROPS = 2 * GRID * GRID  # crops cut from one photo at most: two cuts of every cell
+MAX_CROPS = 2 * SIZE * SIZE  # crops cut from one photo at most: two cuts of every cell
 PRINTED_PREMIUMS = 0.5  # share of photos whose premium squares get a big printed factor digit
 
 
@@ -49,13 +50,13 @@ def training_seeds(seed: int, shots: int) -> tuple[range, range]:
 def random_board(rng: np.random.Generator, alphabet: str) -> list[str]:
     """Tiles scattered at random (runs, clusters and lone tiles), letters drawn uniformly."""
     fill = rng.uniform(0.1, 0.6)
-    cells = rng.random((GRID, GRID)) < fill
-    letters = rng.choice(list(alphabet), size=(GRID, GRID))
-    star = rng.random((GRID, GRID)) < STAR_SHARE
+    cells = rng.random((SIZE, SIZE)) < fill
+    letters = rng.choice(list(alphabet), size=(SIZE, SIZE))
+    star = rng.random((SIZE, SIZE)) < STAR_SHARE
     rows = []
-    for r in range(GRID):
+    for r in range(SIZE):
         row = []
-        for c in range(GRID):
+        for c in range(SIZE):
             if not cells[r, c]:
                 row.append(".")
             elif star[r, c]:
@@ -88,38 +89,33 @@ def pick_style(rng: np.random.Generator, any_box: float = 0.0) -> str:
 
 
 def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: bool = False,
-                 any_box: float = 0.0, seated: float = 0.0, tops: bool = False,
-                 hairline: float = 0.0):
+                 any_box: float = 0.0):
     """Crops (n, 48, 48, 3) uint8 and glyph labels (n,) from one rendered photo; `variety`
     renders the box's letters bolder, thinner, condensed or slanted (render_photo's GlyphStyle);
-    `any_box` is the share of photos showing a box of random colours (pick_style), `seated`
-    the share taken from a chair (render_photo's pose "seated"). `tops` cuts the crops from
-    the plane of the tile tops, as `read` does since session 49 (vision.cells.tile_view); the
-    shipped networks were trained on crops of the board's own plane (board_image)."""
+    `any_box` is the share of photos showing a box of random colours (pick_style)."""
     rng = np.random.default_rng(seed)
     style = pick_style(rng, any_box)
     board = random_board(rng, _alphabet(style, rng))
-    # drawn only when asked, so a recipe without seated photos renders what it always did
-    pose = "seated" if seated > 0 and rng.random() < seated else "any"
-    shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety, pose=pose,
-                        hairline=hairline)
+    shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety, pose="any")
     cell = cell_size(shot.corners)
     variants = [shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32)]
     if jitter:
-        variants.append(_located(shot, cell) if rng.random() < 0.5 else
-                        shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32))
+        if rng.random() < 0.5:
+            variants.append(_located(shot, cell))
+        else:
+            moved = rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32)
+            variants.append(shot.corners + moved)
     else:
         variants = [shot.corners]
     blank = style in ENGLISH_STYLES  # Scrabble boxes have blank tiles, not printed stars
     printed = rng.random() < PRINTED_PREMIUMS and fonts != "heldout"
     crops, labels = [], []
-    view = tile_view if tops else board_image
     for corners in variants:
-        top = view(shot.image, corners)
+        top = board_image(shot.image, corners)
         if printed:
             print_premium_digits(top, board, shot.layout, rng)
-        for r in range(GRID):
-            for c in range(GRID):
+        for r in range(SIZE):
+            for c in range(SIZE):
                 symbol = board[r][c]
                 if symbol == "." and shot.layout[r][c] == "." and rng.random() > PLAIN_EMPTY_KEEP:
                     continue
@@ -140,8 +136,8 @@ def print_premium_digits(top: np.ndarray, board, layout, rng: np.random.Generato
     prefix = str(rng.choice(["", "×", "x", "⊗"]))
     shade = rng.uniform(0.4, 0.75)
     at = rng.uniform(-0.12, 0.18, 2) * CELL
-    for r in range(GRID):
-        for c in range(GRID):
+    for r in range(SIZE):
+        for c in range(SIZE):
             code = layout[r][c]
             if board[r][c] != "." or code not in "WwLl":
                 continue
@@ -194,11 +190,10 @@ def _work(args):
 
 
 def generate(seeds, *, fonts: str = "train", workers: int = 1, jitter: bool = True,
-             variety: bool = False, any_box: float = 0.0, seated: float = 0.0,
-             tops: bool = False, hairline: float = 0.0):
+             variety: bool = False, any_box: float = 0.0):
     """All crops and labels of the given render seeds, in seed order; prints progress."""
     seeds = list(seeds)
-    jobs = [(s, fonts, jitter, variety, any_box, seated, tops, hairline) for s in seeds]
+    jobs = [(s, fonts, jitter, variety, any_box) for s in seeds]
     crops, labels = [], []
     # One worker renders in this process: forking a process whose onnxruntime or torch threads
     # hold a lock can hang the child (seen under pytest).

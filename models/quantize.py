@@ -2,7 +2,7 @@
 
     python -m models.quantize /tmp/m/tiles_float.onnx models/tiles.onnx   # train.py does this
     python -m models.quantize --narrow models/tiles.onnx models/tiles.onnx  # an older 8-bit file
-    python -m models.quantize --space-to-depth models/tiles.onnx models/tiles.onnx  # input in blocks
+    python -m models.quantize --space-to-depth models/tiles.onnx models/tiles.onnx  # in blocks
 
 Static quantization in onnxruntime's QDQ format: weights per output channel in 7 bits
 (-64..64), activations 8-bit with ranges measured on rendered training-font crops (the
@@ -187,12 +187,14 @@ def main(argv=None) -> None:
     from models.dataset import generate, training_seeds
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("float_model", type=Path, help="the float .onnx (with --narrow: an 8-bit one)")
+    parser.add_argument("float_model", type=Path,
+                        help="the float .onnx (with --narrow: an 8-bit one)")
     parser.add_argument("out", type=Path)
     parser.add_argument("--narrow", action="store_true",
                         help="narrow an 8-bit model's weights to 7 bits (no float model needed)")
     parser.add_argument("--space-to-depth", action="store_true",
-                        help="cut an 8-bit model's input into 2x2 blocks (the same readings, faster)")
+                        help="cut an 8-bit model's input into 2x2 blocks (the same readings, "
+                             "faster)")
     parser.add_argument("--seed", type=int, default=1, help="training seed: its validation photos")
     parser.add_argument("--shots", type=int, default=1500, help="training photos of that seed")
     args = parser.parse_args(argv)

@@ -27,8 +27,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from models.dataset import MAX_CROPS, generate, training_seeds
-from models.fonts import listed
-from synth.render import add_training_fonts, font_paths
+from synth.render import font_paths
 from vision.cells import CROP
 from vision.classifier import (
     BLANK,
@@ -45,9 +44,6 @@ MEAN, STD = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)
 TURNED_SHARE = 0.12  # share of letter tiles shown turned 90/180/270 as the '~' class
 SOFTEN = 0.3  # share of crops blurred in training (far or soft photos)
 LONGEST = 7  # px: the longest motion-blur line drawn with --shake
-ELASTIC = 0.0  # share of crops whose glyphs are bent locally (--elastic)
-BEND_PX = 0.7  # px (48 px crop): the strongest bend's displacement std (1.2 turned some И into К)
-BEND_KNOTS = 6  # knots per side of the coarse random field: bends a few px long, like a font's
 WIDTH = 20  # channels of the stem; the embedding has 8×WIDTH
 READ_BATCH = 4096  # crops per onnxruntime call when measuring: memory stays small
 
@@ -79,7 +75,7 @@ class TileNet(nn.Module):
 
 
 def augment(x: torch.Tensor, labels: torch.Tensor, gen: torch.Generator, shake: bool = False,
-            soften: float = SOFTEN, longest: int = LONGEST, elastic: float = ELASTIC):
+            soften: float = SOFTEN, longest: int = LONGEST):
     """Photometric and resolution jitter on a float batch in [0,1] (N,3,H,W); turned tiles.
 
     Geometry (shift, scale, tilt, corner error) is already in the crops: the dataset cuts them
@@ -87,7 +83,6 @@ def augment(x: torch.Tensor, labels: torch.Tensor, gen: torch.Generator, shake: 
     """
     n = len(x)
     x, labels = _turn(x, labels, gen)
-    x = _bend(x, gen, elastic)
     u = lambda *shape: torch.rand(*shape, generator=gen)  # noqa: E731
     gain = 0.55 + 0.9 * u(n, 1, 1, 1)
     colour = 0.85 + 0.3 * u(n, 3, 1, 1)
@@ -116,29 +111,6 @@ def _turn(x, labels, gen):
     labels = labels.clone()
     labels[turned] = GLYPHS.index(TURNED)
     return out, labels
-
-
-def _bend(x, gen, share: float):
-    """Bend some crops by a smooth random displacement field: unseen fonts differ from the
-    training ones in the local shape of strokes (a tail's length, a bar's reach), which the
-    per-box GlyphStyle (weight, width, slant) does not vary. (Tried in session 42, not kept.)"""
-    if share <= 0:  # no draw at all: the shipped recipe's random stream stays as it was
-        return x
-    n, size = len(x), x.shape[-1]
-    pick = torch.rand(n, generator=gen) < share
-    count = int(pick.sum())
-    if count == 0:
-        return x
-    knots = torch.randn(count, 2, BEND_KNOTS, BEND_KNOTS, generator=gen)
-    field = F.interpolate(knots, size=(size, size), mode="bicubic", align_corners=True)
-    strength = torch.rand(count, 1, 1, 1, generator=gen) * BEND_PX * 2 / size  # px → [-1, 1]
-    line = torch.linspace(-1 + 1 / size, 1 - 1 / size, size)
-    grid = torch.stack(torch.meshgrid(line, line, indexing="xy"), dim=-1)  # (H, W, (x, y))
-    grid = grid + (field * strength).permute(0, 2, 3, 1)
-    x = x.clone()
-    x[pick] = F.grid_sample(x[pick], grid, mode="bilinear", padding_mode="border",
-                            align_corners=False)
-    return x
 
 
 def _soften(x, gen, shake: bool = False, share: float = SOFTEN, longest: int = LONGEST):
@@ -188,7 +160,7 @@ def normalise(x: torch.Tensor) -> torch.Tensor:
 def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batch: int = 128,
           lr: float = 3e-3, val: tuple | None = None, width: int = WIDTH,
           shake: bool = False, soften: float = SOFTEN, longest: int = LONGEST,
-          elastic: float = ELASTIC, bf16: bool = False) -> TileNet:
+          bf16: bool = False) -> TileNet:
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = TileNet(width=width)
@@ -203,8 +175,7 @@ def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batc
         seen, loss_sum, right = 0, 0.0, 0
         for i in range(0, len(order), batch):
             idx = order[i:i + batch]
-            x, y = augment(to_input(data[idx]), target[idx], gen, shake, soften, longest,
-                           elastic)
+            x, y = augment(to_input(data[idx]), target[idx], gen, shake, soften, longest)
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                 logits, _ = model(normalise(x))
             loss = F.cross_entropy(logits.float(), y, label_smoothing=0.05)
@@ -261,13 +232,10 @@ def _write_info(path: Path, meta: dict) -> None:
 
 def training_data(seed: int, shots: int, workers: int, cache: Path | None, looks: dict):
     """Crops of `shots` rendered photos from the seed's own range, and a small validation set;
-    `looks` are models.dataset.generate's keywords (variety, any_box, seated, tops, hairline)."""
-    any_box, seated = looks.get("any_box", 0.0), looks.get("seated", 0.0)
-    hairline = looks.get("hairline", 0.0)
+    `looks` are models.dataset.generate's keywords (variety, any_box)."""
+    any_box = looks.get("any_box", 0.0)
     name = (f"crops_seed{seed}_shots{shots}{'_variety' if looks.get('variety') else ''}"
-            f"{f'_any{any_box:g}' if any_box else ''}{f'_seated{seated:g}' if seated else ''}"
-            f"{'_tops' if looks.get('tops') else ''}{f'_hair{hairline:g}' if hairline else ''}"
-            f"_fonts{len(font_paths('train'))}.npz")
+            f"{f'_any{any_box:g}' if any_box else ''}_fonts{len(font_paths('train'))}.npz")
     file = cache / name if cache else None
     if file is not None and file.exists():
         with np.load(file) as saved:
@@ -306,20 +274,6 @@ def pooled_data(runs: list[tuple[int, int, float]], workers: int, cache: Path | 
     join = np.concatenate
     return (crops[:at], join(labels),
             (join([v[0] for v in vals]), join([v[1] for v in vals])))
-
-
-def _extra_fonts(parser: argparse.ArgumentParser, folder: Path | None) -> int:
-    """Add the fonts below `folder` (models.fonts' list) to the training split; how many."""
-    if folder is None:
-        return 0
-    try:
-        count = add_training_fonts(folder, listed()[1])
-    except ValueError as exc:
-        parser.error(f"--fonts: {exc}")
-    if count == 0:
-        parser.error(f"--fonts: {folder} holds no usable font (run python -m models.fonts {folder})")
-    print(f"fonts: {count} more for training from {folder}", flush=True)
-    return count
 
 
 def _run(parser: argparse.ArgumentParser, text: str, any_box: float) -> tuple[int, int, float]:
@@ -372,8 +326,6 @@ def main(argv=None) -> None:
                         help="share of crops blurred in training")
     parser.add_argument("--longest", type=_odd, default=LONGEST, metavar="PX",
                         help="longest motion-blur line with --shake (odd)")
-    parser.add_argument("--elastic", type=_share, default=ELASTIC, metavar="SHARE",
-                        help="share of crops whose glyphs are bent by a smooth random field")
     parser.add_argument("--name", default=MODEL_NAME,
                         help=f"file name in --out: {MODEL_NAME}, or {SECOND_NAME} for the "
                              "second opinion")
@@ -382,27 +334,14 @@ def main(argv=None) -> None:
                              "share if given (repeatable)")
     parser.add_argument("--any-box", type=_share, default=0.0, metavar="SHARE",
                         help="share of photos showing a box of random colours (0..1)")
-    parser.add_argument("--seated", type=_share, default=0.0, metavar="SHARE",
-                        help="share of photos taken from a chair, 50-62 degrees off straight "
-                             "down (render_photo's pose 'seated')")
-    parser.add_argument("--tile-tops", action="store_true",
-                        help="cut crops from the plane of the tile tops, as read does "
-                             "(vision.cells.tile_view; the shipped networks saw the board's own)")
-    parser.add_argument("--hairline", type=_share, default=0.0, metavar="SHARE",
-                        help="share of the --variety boxes whose letters are drawn as hairlines "
-                             "(strokes redrawn thin along their middles)")
     parser.add_argument("--bf16", action="store_true",
                         help="train in bfloat16 autocast (twice as fast on CPUs with AMX)")
     parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
-    parser.add_argument("--fonts", type=Path, metavar="DIR",
-                        help="more training fonts, fetched there by `python -m models.fonts DIR`")
     args = parser.parse_args(argv)
-    extra = _extra_fonts(parser, args.fonts)
     also = [_run(parser, text, args.any_box) for text in args.also]
     torch.set_num_threads(args.threads)
     t0 = time.time()
-    looks = {"variety": args.variety, "seated": args.seated, "tops": args.tile_tops,
-             "hairline": args.hairline}
+    looks = {"variety": args.variety}
     crops, labels, val = pooled_data([(args.seed, args.shots, args.any_box), *also],
                                      args.workers, args.cache, looks)
     data_s = time.time() - t0
@@ -411,14 +350,12 @@ def main(argv=None) -> None:
     t1 = time.time()
     model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val, width=args.width,
                   shake=args.shake, soften=args.soften, longest=args.longest,
-                  elastic=args.elastic, bf16=args.bf16)
+                  bf16=args.bf16)
     train_s = time.time() - t1
     meta = {"seed": args.seed, "shots": args.shots, "also": args.also, "crops": int(len(crops)),
             "epochs": args.epochs, "width": args.width, "variety": args.variety,
             "shake": args.shake, "soften": args.soften, "longest": args.longest,
-            "elastic": args.elastic, "hairline": args.hairline, "bf16": args.bf16,
-            "any_box": args.any_box, "seated": args.seated, "tile_tops": args.tile_tops,
-            "train_threads": args.threads, "extra_fonts": extra,
+            "bf16": args.bf16, "any_box": args.any_box, "train_threads": args.threads,
             "params": sum(p.numel() for p in model.parameters()),
             "val_accuracy": round(accuracy(model, *val), 5),
             "data_seconds": round(data_s), "train_seconds": round(train_s),
@@ -428,14 +365,9 @@ def main(argv=None) -> None:
                        f"{' --shake' if args.shake else ''} --threads {args.threads}"
                        f"{f' --soften {args.soften:g}' if args.soften != SOFTEN else ''}"
                        f"{f' --longest {args.longest}' if args.longest != LONGEST else ''}"
-                       f"{f' --elastic {args.elastic:g}' if args.elastic else ''}"
                        f"{''.join(f' --also {text}' for text in args.also)}"
                        f"{f' --any-box {args.any_box:g}' if args.any_box else ''}"
-                       f"{f' --seated {args.seated:g}' if args.seated else ''}"
-                       f"{' --tile-tops' if args.tile_tops else ''}"
-                       f"{f' --hairline {args.hairline:g}' if args.hairline else ''}"
                        f"{' --bf16' if args.bf16 else ''}"
-                       f"{' --fonts DIR' if extra else ''}"
                        f" --name {args.name} --out models/"}
     path, meta = shipped(model, args.out, meta, val, args.name)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB), val acc {meta['val_accuracy']} "

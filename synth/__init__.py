@@ -23,11 +23,19 @@ from synth.photos import (
     tilted,
     warmed,
 )
-from synth.render import ANY_STYLES, CALIBRATION_STYLES, STYLES, Shot, font_paths, render_photo
+from synth.render import (
+    ANY_STYLES,
+    CALIBRATION_STYLES,
+    STYLES,
+    Shot,
+    font_paths,
+    render_photo,
+    table_background,
+)
 from synth.selfplay import random_game, star_free
 
 __all__ = [
     "ANY_STYLES", "CALIBRATION_STYLES", "CONDITIONS", "DAMAGES", "GamePhotos", "STYLES", "Shot",
     "bowed", "dimmed", "font_paths", "game_photos", "random_game", "render_photo", "shadowed",
-    "shrunk", "star_free", "tilted", "warmed",
+    "shrunk", "star_free", "table_background", "tilted", "warmed",
 ]

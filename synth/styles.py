@@ -111,7 +111,8 @@ def _erudit_black(rng):
         line_width=rng.uniform(0.09, 0.15), line_glint=rng.uniform(0.2, 0.8),
         margin=rng.uniform(0.45, 0.8), board_edge=shade(cell, rng.uniform(0.5, 0.8)),
         frame=None, frame_width=0.0, labels=shade(cell, rng.uniform(1.3, 1.9)),
-        premium=premium, premium_inset=rng.uniform(0.06, 0.14), premium_radius=rng.uniform(0.1, 0.25),
+        premium=premium, premium_inset=rng.uniform(0.06, 0.14),
+        premium_radius=rng.uniform(0.1, 0.25),
         premium_text=rng.choice(["factor", "factor", "factor", "words", "none"]), premium_ink=ink,
         centre_star=False, tile_top=tile, tile_side=shade(tile, rng.uniform(0.55, 0.75)),
         tile_ink=jitter((250, 250, 250), rng, 0.02, 2), tile_size=rng.uniform(0.86, 0.98),
@@ -137,7 +138,8 @@ def _erudit_cream(rng):
         margin=rng.uniform(0.4, 1.0), board_edge=jitter((150, 190, 215), rng, 0.15, 10),
         frame=jitter((40, 60, 150), rng, 0.2, 10) if rng.random() < 0.5 else None,
         frame_width=rng.uniform(0.15, 0.4), labels=jitter((50, 50, 60), rng, 0.2, 4),
-        premium=premium, premium_inset=rng.uniform(0.0, 0.05), premium_radius=rng.uniform(0.0, 0.15),
+        premium=premium, premium_inset=rng.uniform(0.0, 0.05),
+        premium_radius=rng.uniform(0.0, 0.15),
         premium_text=rng.choice(["factor", "words", "words", "none"]), premium_ink=ink,
         centre_star=bool(rng.random() < 0.5), tile_top=tile,
         tile_side=shade(tile, rng.uniform(0.6, 0.8)), tile_ink=jitter((30, 30, 30), rng, 0.2, 2),
@@ -213,7 +215,8 @@ def _novel_violet(rng):
         line_width=rng.uniform(0.04, 0.08), line_glint=0.0,
         margin=rng.uniform(0.4, 0.8), board_edge=shade(cell, rng.uniform(0.6, 0.8)),
         frame=None, frame_width=0.0, labels=None,
-        premium=premium, premium_inset=rng.uniform(0.02, 0.08), premium_radius=rng.uniform(0.3, 0.45),
+        premium=premium, premium_inset=rng.uniform(0.02, 0.08),
+        premium_radius=rng.uniform(0.3, 0.45),
         premium_text="factor", premium_ink=ink,
         centre_star=True, tile_top=tile, tile_side=shade(tile, rng.uniform(0.5, 0.7)),
         tile_ink=jitter((30, 230, 255), rng, 0.05, 2), tile_size=rng.uniform(0.86, 0.94),
@@ -275,23 +278,29 @@ def _any_box(rng, english: bool) -> Look:
     premium["*"] = premium["w"] if rng.random() < 0.5 else hsv(_hue(rng), rng.uniform(0, 0.3), 0.95)
     darker = rng.uniform(0.35, 0.6)
     dark_lines = rng.random() < 0.5
-    line = hsv(_hue(rng), rng.uniform(0, 0.3), rng.uniform(0.03, 0.3) if dark_lines else rng.uniform(0.8, 1))
-    frame = hsv(_hue(rng), rng.uniform(0.2, 0.9), rng.uniform(0.2, 0.8)) if rng.random() < 0.4 else None
+    line = hsv(_hue(rng), rng.uniform(0, 0.3),
+               rng.uniform(0.03, 0.3) if dark_lines else rng.uniform(0.8, 1))
+    frame = (hsv(_hue(rng), rng.uniform(0.2, 0.9), rng.uniform(0.2, 0.8)) if rng.random() < 0.4
+             else None)
     return Look(
         english=english, cell=cell, line=line, line_width=rng.uniform(0.02, 0.15),
         line_glint=rng.uniform(0.2, 0.8) if dark_lines and rng.random() < 0.4 else 0.0,
-        margin=rng.uniform(0.25, 1.2), board_edge=hsv(_hue(rng), rng.uniform(0, 0.6), rng.uniform(0.2, 0.9)),
+        margin=rng.uniform(0.25, 1.2),
+        board_edge=hsv(_hue(rng), rng.uniform(0, 0.6), rng.uniform(0.2, 0.9)),
         frame=frame, frame_width=rng.uniform(0.15, 2.0) if frame is not None else 0.0,
         labels=shade(cell, rng.choice([0.4, 1.7])) if rng.random() < 0.3 else None,
-        premium=premium, premium_inset=rng.uniform(0.0, 0.14), premium_radius=rng.uniform(0.0, 0.45),
+        premium=premium, premium_inset=rng.uniform(0.0, 0.14),
+        premium_radius=rng.uniform(0.0, 0.45),
         premium_text=str(rng.choice(["factor", "words", "none"])),
         premium_ink={k: shade(v, darker) for k, v in premium.items()},
         centre_star=bool(rng.random() < 0.6), tile_top=tile,
         tile_side=shade(tile, rng.uniform(0.5, 0.8)), tile_ink=tile_ink,
         tile_size=rng.uniform(0.85, 0.97), tile_radius=rng.uniform(0.03, 0.3),
-        tile_height=rng.uniform(0.1, 0.35), tile_grain=rng.uniform(0.02, 0.1) if rng.random() < 0.3 else 0.0,
+        tile_height=rng.uniform(0.1, 0.35),
+        tile_grain=rng.uniform(0.02, 0.1) if rng.random() < 0.3 else 0.0,
         tile_gloss=rng.uniform(0.0, 0.5), letter_size=rng.uniform(0.42, 0.62),
-        value_size=rng.uniform(0.15, 0.3), value_near=bool(rng.random() < (0.2 if english else 0.6)),
+        value_size=rng.uniform(0.15, 0.3),
+        value_near=bool(rng.random() < (0.2 if english else 0.6)),
         texture=rng.uniform(1, 8),
     )
 

@@ -98,3 +98,28 @@ def data_dir(tmp_path, monkeypatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv("ERUDIT_DATA", str(folder))
     return folder
+
+
+# a board of a few words with a star, Ё and rare letters: the reader's tests read it
+WORDS = [
+    "...............",
+    "...............",
+    ".....Щ.........",
+    ".....У.........",
+    ".....К.........",
+    ".....А.........",
+    "...............",
+    "...ЦАПЛЯ*Ы.....",
+    "......Ё....Й...",
+    "......Ж..ЭХО...",
+    "......И........",
+    "...............",
+    "...............",
+    "...............",
+    "...............",
+]
+
+
+def erudit_words() -> list[str]:
+    """WORDS as an Эрудит box shows them (no Ё: an Е)."""
+    return [row.replace("Ё", "Е") for row in WORDS]

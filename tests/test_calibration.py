@@ -62,7 +62,8 @@ def box(tmp_path_factory):
     """One novel box: its calibration photos, a test photo and a profile in a data folder."""
     folder = tmp_path_factory.mktemp("box")
     data = folder / "data"
-    paths = {"empty": photo(folder, "empty", EMPTY, 1), "alphabet": photo(folder, "abc", ALPHABET, 2),
+    paths = {"empty": photo(folder, "empty", EMPTY, 1),
+             "alphabet": photo(folder, "abc", ALPHABET, 2),
              "game": photo(folder, "game", BOARD, 4)}
     profile = build_profile(paths["empty"], paths["alphabet"], "green", "erudit", data)
     return {"data": data, "profile": profile, "folder": folder, **paths}

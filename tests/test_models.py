@@ -22,7 +22,7 @@ def tiny_model(tmp_path_factory):
     out = tmp_path_factory.mktemp("model")
     main(["--seed", "7", "--shots", "4", "--also", "8:2", "--epochs", "1", "--workers", "1",
           "--shake", "--any-box", "0.5", "--soften", "0.5", "--longest", "9",
-          "--seated", "0.5", "--tile-tops", "--hairline", "0.5", "--bf16",
+          "--bf16",
           "--name", "tiles-second", "--out", str(out)])
     return out
 
@@ -34,9 +34,7 @@ def test_training_writes_an_8_bit_model_with_its_label_list(tiny_model):
     assert "--shake" in meta["command"] and "--name tiles-second" in meta["command"]
     assert meta["also"] == ["8:2"] and "--also 8:2" in meta["command"]
     assert meta["any_box"] == 0.5 and "--any-box 0.5" in meta["command"]
-    assert meta["seated"] == 0.5 and meta["tile_tops"]
-    assert "--seated 0.5 --tile-tops --hairline 0.5 --bf16" in meta["command"]
-    assert meta["hairline"] == 0.5 and meta["bf16"]
+    assert meta["bf16"] and "--any-box 0.5 --bf16" in meta["command"]
     assert meta["soften"] == 0.5 and "--soften 0.5 --longest 9" in meta["command"]
     assert meta["threads"] == 2  # onnxruntime's threads, not the training's
     graph = onnx.load(str(tiny_model / "tiles-second.onnx")).graph
@@ -53,16 +51,16 @@ def test_photos_of_another_seed_join_the_data(monkeypatch):
     shares = []
 
     def fake(seed, shots, workers, cache, looks):
-        shares.append((looks["any_box"], looks["seated"]))
+        shares.append((looks["any_box"], looks["variety"]))
         crops = np.full((shots, 48, 48, 3), seed, np.uint8)
         return crops, np.full(shots, seed), (crops[:1], np.full(1, seed))
 
     monkeypatch.setattr(train, "training_data", fake)
     runs = [(1, 3, 0.25), (2, 2, 0.4)]
-    crops, labels, (val_crops, val_labels) = train.pooled_data(runs, 1, None, {"seated": 0.2})
+    crops, labels, (val_crops, val_labels) = train.pooled_data(runs, 1, None, {"variety": False})
     assert labels.tolist() == [1, 1, 1, 2, 2] and len(crops) == 5
     assert crops[:, 0, 0, 0].tolist() == [1, 1, 1, 2, 2]
-    assert shares == [(0.25, 0.2), (0.4, 0.2)]
+    assert shares == [(0.25, False), (0.4, False)]
     assert val_labels.tolist() == [1, 2] and val_crops[1, 0, 0, 0] == 2
 
 
@@ -103,25 +101,6 @@ def test_a_motion_blur_line_not_odd_is_refused(text, capsys):
     assert f"{text!r}: expected an odd number of px" in capsys.readouterr().err
 
 
-def test_the_extra_training_fonts_are_listed_as_data():
-    from models.fonts import listed
-
-    packages, skip = listed()
-    assert len(packages) >= 10 and all(name.startswith("fonts-") for name in packages)
-    assert len(set(packages)) == len(packages) and skip == ("NimbusSans",)
-
-
-def test_a_fonts_folder_without_fonts_is_refused_by_name(tmp_path, capsys):
-    from models.train import main
-
-    with pytest.raises(SystemExit):
-        main(["--fonts", str(tmp_path)])
-    assert f"{tmp_path} holds no usable font (run python -m models.fonts" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["--fonts", str(tmp_path / "missing")])
-    assert "no such folder of fonts" in capsys.readouterr().err
-
-
 def test_the_8_bit_model_reads_through_the_reader(tiny_model):
     model = load_model(str(tiny_model / "tiles-second.onnx"))
     log_probs, embeddings = model.run(np.zeros((3, 48, 48, 3), np.uint8))
@@ -143,27 +122,6 @@ def test_shaking_smears_along_one_line_and_keeps_flat_colour():
     assert abs(float(smeared.sum()) - 1) < 1e-5 and float(smeared.max()) < 0.5
     lit = torch.nonzero(smeared > 1e-6)
     assert 2 <= len(lit) <= 7  # a short line of pixels, not a disc
-
-
-def test_bending_moves_strokes_a_little_and_keeps_flat_colour():
-    import torch
-
-    from models.train import BEND_PX, _bend
-
-    gen = torch.Generator().manual_seed(5)
-    flat = torch.full((4, 3, 48, 48), 0.6)
-    assert torch.allclose(_bend(flat, gen, 1.0), flat, atol=1e-6)
-    bar = torch.zeros(64, 3, 48, 48)
-    bar[..., 23:25] = 1.0  # a vertical stroke two px wide
-    bent = _bend(bar, gen, 1.0)
-    moved = (bent - bar).abs().amax(dim=(1, 2, 3))
-    assert float((moved > 0.1).float().mean()) > 0.5  # most strokes bend ...
-    ink = bent[:, 0].sum(dim=1)  # (crop, column): where each crop's stroke went
-    centre = (ink * torch.arange(48.0)).sum(dim=1) / ink.sum(dim=1)
-    assert float((centre - 23.5).abs().max()) < 4 * BEND_PX  # ... by a few px, not away
-    state = gen.get_state()
-    assert torch.equal(_bend(bar, gen, 0.0), bar)
-    assert torch.equal(gen.get_state(), state)  # the shipped recipe's random stream is untouched
 
 
 def _widest_weight(graph) -> int:

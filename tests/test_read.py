@@ -1,4 +1,5 @@
-"""Reading a board from a photo: the model's labels, exact readings, orientation, masking, errors."""
+"""Reading a board from a photo: the model's labels, exact readings, orientation, masking,
+errors."""
 
 from __future__ import annotations
 
@@ -10,13 +11,12 @@ import cv2
 import numpy as np
 import onnxruntime as ort
 import pytest
-from conftest import CountingNetwork, write_ruleset
+from conftest import WORDS, CountingNetwork, erudit_words, write_ruleset
 
-from engine.errors import PhotoError
-from engine.ruleset import load_ruleset, ruleset_names
+from engine.ruleset import SIZE, load_ruleset, ruleset_names
 from synth.photos import dimmed, shadowed, shrunk, tilted
 from synth.render import render_photo
-from vision.cells import CROP, GRID, board_image, cut_cell, cut_cells, turn_crops
+from vision.cells import CROP, board_image, cut_cell, cut_cells, turn_crops
 from vision.classifier import (
     GLYPHS,
     MODEL_NAME,
@@ -38,37 +38,15 @@ from vision.read import (
     decided,
     read_board,
     read_grid,
-    read_photo,
     uncertain_cells,
 )
 
-WORDS = [
-    "...............",
-    "...............",
-    ".....Щ.........",
-    ".....У.........",
-    ".....К.........",
-    ".....А.........",
-    "...............",
-    "...ЦАПЛЯ*Ы.....",
-    "......Ё....Й...",
-    "......Ж..ЭХО...",
-    "......И........",
-    "...............",
-    "...............",
-    "...............",
-    "...............",
-]
 LATIN = [row.replace("Щ", "Q").replace("У", "U").replace("К", "K").replace("А", "A")
          .replace("Ц", "Z").replace("П", "P").replace("Л", "L").replace("Я", "Y")
          .replace("Ы", "W").replace("Ё", "J").replace("Ж", "G").replace("И", "I")
          .replace("Э", "V").replace("Х", "X").replace("О", "O").replace("Й", "F")
          for row in WORDS]
 EMPTY = ["." * 15] * 15
-
-
-def erudit_words():
-    return [row.replace("Ё", "Е") for row in WORDS]
 
 
 @pytest.mark.parametrize("load", [load_model, load_second], ids=["model", "second"])
@@ -193,9 +171,9 @@ def test_homoglyphs_share_a_glyph_and_stars_show_as_stars():
 
 def test_cutter_slices_equal_the_general_window():
     rng = np.random.default_rng(0)
-    top = rng.integers(0, 255, ((GRID + 1) * 32, (GRID + 1) * 32, 3), dtype=np.uint8)
+    top = rng.integers(0, 255, ((SIZE + 1) * 32, (SIZE + 1) * 32, 3), dtype=np.uint8)
     crops = cut_cells(top)
-    assert crops.shape == (GRID, GRID, CROP, CROP, 3)
+    assert crops.shape == (SIZE, SIZE, CROP, CROP, 3)
     for r, c in ((0, 0), (7, 7), (14, 14), (3, 11)):
         assert np.array_equal(cut_cell(top, r, c), crops[r, c])
         for dx, dy in ((2, 0), (0, -2), (-2, 2)):  # whole-pixel shifts are sliced, not warped
@@ -236,13 +214,13 @@ def test_turned_board_reads_upright_with_board_order_corners(monkeypatch, seed, 
     assert shot.orientation == turn  # the photo shows the board turned
     network = CountingNetwork(load_model())
     monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
-    monkeypatch.setattr(vision.read, "WIDE", GRID * GRID + 1)  # each batch read whole
+    monkeypatch.setattr(vision.read, "WIDE", SIZE * SIZE + 1)  # each batch read whole
     reading = read_board(shot.image, ruleset="erudit")
     assert reading.orientation == shot.orientation
     assert reading.board == board
     # the whole board went through once; undecided, its cells are read again turned
-    assert network.read.count(GRID * GRID) == 1
-    assert sum(network.read) < (2 if decisive else 3) * GRID * GRID
+    assert network.read.count(SIZE * SIZE) == 1
+    assert sum(network.read) < (2 if decisive else 3) * SIZE * SIZE
     cell = np.linalg.norm(shot.corners[1] - shot.corners[0]) / 15
     assert np.abs(reading.corners - shot.corners).max() < 0.35 * cell
 
@@ -254,14 +232,14 @@ def test_upright_board_reads_its_inkiest_cells_once(monkeypatch):
     assert shot.orientation == 0
     network = CountingNetwork(load_model())
     monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
-    monkeypatch.setattr(vision.read, "WIDE", GRID * GRID + 1)  # each batch read whole
+    monkeypatch.setattr(vision.read, "WIDE", SIZE * SIZE + 1)  # each batch read whole
     reading = read_board(shot.image, ruleset="erudit")
     assert reading.board == board
     # the upright vote's cells are not read again with the rest, and the board reads as one
     # read of all 225 cells would
     early = vision.read.EARLY_CELLS
-    assert network.read[0] == early and GRID * GRID - early in network.read
-    assert GRID * GRID not in network.read
+    assert network.read[0] == early and SIZE * SIZE - early in network.read
+    assert SIZE * SIZE not in network.read
     whole = read_grid(shot.image, reading.location, ruleset="erudit", turns=0)
     assert np.array_equal(whole.probs, reading.probs)
 
@@ -280,19 +258,19 @@ def test_a_board_whose_inkiest_cells_are_printed_squares_settles_its_upright_on_
     photo = np.ascontiguousarray(shot.image[::-1, ::-1])
     network = CountingNetwork(load_model())
     monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
-    monkeypatch.setattr(vision.read, "WIDE", GRID * GRID + 1)  # each batch read whole
+    monkeypatch.setattr(vision.read, "WIDE", SIZE * SIZE + 1)  # each batch read whole
     reading = read_board(photo, ruleset="erudit")
     assert reading.orientation == 180
     early = vision.read.EARLY_CELLS
     assert network.read[:2] == [early, early]
-    assert network.read.count(GRID * GRID) == 1
-    assert sum(network.read) < GRID * GRID + 6 * early + 100  # votes and a second look
+    assert network.read.count(SIZE * SIZE) == 1
+    assert sum(network.read) < SIZE * SIZE + 6 * early + 100  # votes and a second look
 
 
 def test_a_boards_worth_of_crops_is_read_in_two_halves_side_by_side(monkeypatch):
     import vision.read
     shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", fonts="heldout")
-    crops = cut_cells(board_image(shot.image, shot.corners)).reshape(GRID * GRID, CROP, CROP, 3)
+    crops = cut_cells(board_image(shot.image, shot.corners)).reshape(SIZE * SIZE, CROP, CROP, 3)
     network = CountingNetwork(load_model(threads=1))
     monkeypatch.setattr(vision.read, "load_model", lambda path=None, threads=None: network)
     halves = vision.read._run_wide(network, crops)
@@ -306,7 +284,7 @@ def test_crops_are_turned_and_their_ink_measured_as_numpy_would():
     # the very pixels and numbers of the plain numpy ones the readings were tuned with
     import vision.read
     shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", fonts="heldout")
-    crops = cut_cells(board_image(shot.image, shot.corners)).reshape(GRID * GRID, CROP, CROP, 3)
+    crops = cut_cells(board_image(shot.image, shot.corners)).reshape(SIZE * SIZE, CROP, CROP, 3)
     for turns in range(-1, 5):
         assert np.array_equal(turn_crops(crops[::7], turns),
                               np.rot90(crops[::7], turns, axes=(1, 2)))
@@ -420,7 +398,8 @@ def test_a_board_that_shows_a_printed_star_holds_no_blank_tile():
 
 
 @pytest.mark.parametrize(("seed", "row", "column"),
-                         [(7_000_037, 7, 0), (7_000_093, 0, 0), (7_000_121, 1, 5), (7_000_341, 11, 12)])
+                         [(7_000_037, 7, 0), (7_000_093, 0, 0), (7_000_121, 1, 5),
+                          (7_000_341, 11, 12)])
 def test_an_erudit_box_s_empty_square_is_not_read_as_a_blank_where_stars_show(seed, row, column):
     """Tuning renders of Эрудит boxes under erudit-english, which takes both joker looks: the
     first network read these empty squares as blank tiles (two of them at 0.92 and 0.90, so
@@ -447,171 +426,16 @@ def test_a_doubt_the_references_settle_is_still_asked_about():
     assert uncertain_cells(grid, labels, general) == []
 
 
-def test_read_photo_times_the_file_and_reads_it(tmp_path):
-    import cv2
-
-    shot = render_photo(erudit_words(), seed=9_000_107, style="erudit-black", pose="frontal")
-    path = tmp_path / "board.jpg"
-    cv2.imwrite(str(path), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
-    reading = read_photo(path)
-    assert reading.board == erudit_words()
-    assert reading.ms is not None and reading.ms > 0
-
-
-def _png_header(width: int, height: int) -> bytes:
-    """A PNG file of that size whose image data is a few empty bytes."""
-    import struct
-    import zlib
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(bytes(100))) + chunk(b"IEND", b""))
-
-
-def test_bad_inputs_are_clear_photo_errors(tmp_path):
-    import cv2
-
-    with pytest.raises(PhotoError, match="no such file"):
-        read_photo(tmp_path / "missing.jpg")
-    text = tmp_path / "notes.jpg"
-    text.write_text("not a photo", encoding="utf-8")
-    with pytest.raises(PhotoError, match="not an image"):
-        read_photo(text)
-    (tmp_path / "nothing.jpg").write_bytes(b"")
-    with pytest.raises(PhotoError, match=r"nothing.jpg: not an image \(the file is empty\)"):
-        read_photo(tmp_path / "nothing.jpg")
-    (tmp_path / "game").mkdir()
-    with pytest.raises(PhotoError, match=r"game: cannot open \(a folder, not a photo\)"):
-        read_photo(tmp_path / "game")
-    sliver = tmp_path / "sliver.png"  # too thin to halve: refused, not a resize assertion
-    cv2.imwrite(str(sliver), np.zeros((1, 4000, 3), np.uint8))
-    with pytest.raises(PhotoError, match=r"photo too small to hold a board"):
-        read_photo(sliver)
-    for name, brands, kind in (("iphone.heic", b"heic\0\0\0\0mif1heic", "a HEIC"),
-                               ("phone.avif", b"avif\0\0\0\0avifmif1miaf", "an AVIF")):
-        (tmp_path / name).write_bytes(b"\0\0\0\x1cftyp" + brands + bytes(64))
-        with pytest.raises(PhotoError, match=rf"{name}: {kind} photo cannot be opened here: "
-                                             "save it as JPEG"):
-            read_photo(tmp_path / name)
-    huge = tmp_path / "huge.png"  # a header claiming 60 000 × 60 000 px
-    huge.write_bytes(_png_header(60_000, 60_000))
-    with pytest.raises(PhotoError, match=r"huge.png: too large to open \(over 1,073,741,824"):
-        read_photo(huge)
-    blank = tmp_path / "wall.png"
-    cv2.imwrite(str(blank), np.full((600, 800, 3), 128, np.uint8))
-    with pytest.raises(PhotoError, match="board"):
-        read_photo(blank)
-
-
-def test_a_photo_cut_short_is_refused_and_one_with_data_after_its_end_is_read(tmp_path):
-    import cv2
-
-    shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", pose="frontal")
-    whole = cv2.imencode(".jpg", shot.image)[1].tobytes()
-    cut = tmp_path / "cut.jpg"
-    cut.write_bytes(whole[:len(whole) * 9 // 10])  # decodes without complaint, its end grey
-    with pytest.raises(PhotoError, match="cut.jpg: the photo is incomplete"):
-        read_photo(cut)
-    trailed = tmp_path / "motion.jpg"  # a phone's motion photo: a video after the JPEG's end
-    trailed.write_bytes(whole + b"ftypmp42" + bytes(5000))
-    assert read_photo(trailed).board == erudit_words()
-
-
-def test_a_damaged_photo_is_refused_in_one_line_and_a_padded_one_is_read(tmp_path, capfd):
-    import cv2
-
-    shot = render_photo(erudit_words(), seed=9_000_203, style="erudit-black", pose="frontal")
-    whole = cv2.imencode(".jpg", shot.image)[1].tobytes()
-    broken = bytearray(whole)
-    broken[len(whole) // 2:len(whole) // 2 + 2] = b"\xff\xd0"  # a restart marker in a file of
-    damaged = tmp_path / "damaged.jpg"                          # none: the rest is lost (grey)
-    damaged.write_bytes(bytes(broken))
-    with pytest.raises(PhotoError, match="damaged.jpg: the photo is damaged"):
-        read_photo(damaged)
-    png = cv2.imencode(".png", shot.image)[1].tobytes()
-    cut = tmp_path / "cut.png"
-    cut.write_bytes(png[:len(png) // 2])
-    with pytest.raises(PhotoError, match="cut.png: not an image"):
-        read_photo(cut)
-    assert capfd.readouterr().err == ""  # libjpeg's and libpng's own complaints are not shown
-    padded = tmp_path / "padded.jpg"  # bytes before the end marker, as some cameras write
-    padded.write_bytes(whole[:-2] + b"\x00\x00\x00" + whole[-2:])
-    restarts = tmp_path / "restarts.jpg"  # restart markers where the header says they are
-    cv2.imwrite(str(restarts), shot.image, [cv2.IMWRITE_JPEG_RST_INTERVAL, 4])
-    assert b"\xff\xd0" in restarts.read_bytes()
-    for photo in (padded, restarts):
-        assert read_photo(photo).board == erudit_words()
-
-
-def test_decoder_lines_are_kept_off_stderr_and_other_lines_passed_on(capfd):
-    import os
-
-    from vision.photo import damaged, decoder_messages
-
-    with decoder_messages() as messages:
-        os.write(2, b"Corrupt JPEG data: premature end of data segment\n")
-        os.write(2, b"a server's log line\n")
-    assert messages == ["Corrupt JPEG data: premature end of data segment"]
-    assert damaged(messages) and not damaged(["Corrupt JPEG data: 2 extraneous bytes before "
-                                              "marker 0xd9"])
-    assert capfd.readouterr().err == "a server's log line\n"
-
-
-def test_board_image_is_the_grid_seen_from_above():
-    shot = render_photo(EMPTY, seed=9_000_108, style="erudit-cream", pose="frontal",
-                        clutter=False)
-    top = board_image(shot.image, shot.corners)
-    assert top.shape == ((GRID + 1) * 32, (GRID + 1) * 32, 3)
-
-
-def test_photo_is_decoded_once_at_the_size_reading_needs(tmp_path):
-    import cv2
-
-    from vision.photo import HALF_SIZE_FROM, Reduced, frame_size, load_for_reading, reduction
-
-    big, small = tmp_path / "big.jpg", tmp_path / "small.jpg"
-    cv2.imwrite(str(big), np.zeros((HALF_SIZE_FROM, 2400, 3), np.uint8))
-    cv2.imwrite(str(small), np.zeros((HALF_SIZE_FROM - 8, 2400, 3), np.uint8))
-    assert frame_size(big.read_bytes()) == (HALF_SIZE_FROM, 2400)          # read from the header
-    image, scale = load_for_reading(big)
-    assert image.shape[:2] == (HALF_SIZE_FROM // 2, 1200) and scale == 2.0
-    assert isinstance(image, Reduced)
-    image, scale = load_for_reading(small)
-    assert image.shape[:2] == (HALF_SIZE_FROM - 8, 2400) and scale == 1.0
-    assert not isinstance(image, Reduced)
-    png = tmp_path / "big.png"
-    cv2.imwrite(str(png), np.zeros((HALF_SIZE_FROM, 100, 3), np.uint8))
-    assert frame_size(png.read_bytes()) is None
-    image, scale = load_for_reading(png)
-    assert image.shape[:2] == (HALF_SIZE_FROM // 2, 50) and isinstance(image, Reduced)
-    larger = tmp_path / "48mp.jpg"                          # each halving leaves 1600+ px
-    cv2.imwrite(str(larger), np.zeros((2 * HALF_SIZE_FROM, 100, 3), np.uint8))
-    image, scale = load_for_reading(larger)
-    assert image.shape[:2] == (HALF_SIZE_FROM // 2, 25) and scale == 4.0
-    assert isinstance(image, Reduced)
-    assert [reduction(side) for side in (3199, 3200, 6399, 6400, 12800, 40000)] == [1, 2, 2, 4, 8, 8]
-    cut = tmp_path / "cut.jpg"
-    cut.write_bytes(big.read_bytes()[:40])                     # a header that stops short
-    assert frame_size(cut.read_bytes()) is None
-    with pytest.raises(PhotoError, match="cut.jpg: not an image"):
-        load_for_reading(cut)
-
-
 def _squares(colour, ink=0.0, seed=0) -> np.ndarray:
     """225 crops of one flat colour with a little noise; `ink` draws a letter-like bar."""
     rng = np.random.default_rng(seed)
-    crops = np.clip(np.asarray(colour, np.float32) + rng.normal(0, 2, (GRID * GRID, CROP, CROP, 3)),
+    crops = np.clip(np.asarray(colour, np.float32) + rng.normal(0, 2, (SIZE * SIZE, CROP, CROP, 3)),
                     0, 255)
     return crops.astype(np.uint8)
 
-
 def _reading(cells: dict) -> np.ndarray:
     """Label probabilities (empty first): every cell a clear empty square but `cells`."""
-    probs = np.zeros((GRID * GRID, 6), np.float32)
+    probs = np.zeros((SIZE * SIZE, 6), np.float32)
     probs[:, 0] = 0.95
     probs[:, 1:] = 0.05 / 5
     for cell, row in cells.items():
@@ -621,7 +445,7 @@ def _reading(cells: dict) -> np.ndarray:
 
 def test_a_doubtful_tile_alike_its_own_squares_is_empty():
     from vision.read import empties_alike
-    kinds = np.array(["."] * (GRID * GRID))
+    kinds = np.array(["."] * (SIZE * SIZE))
     crops = _squares((60, 80, 100))
     crops[40, 18:30, 22:26] = 250  # a white letter on a tile of the board's own colour
     crops[41] = _squares((160, 90, 40), seed=1)[41]  # a blue tile without a readable letter
@@ -645,7 +469,7 @@ def test_a_square_called_empty_by_its_colour_is_still_asked_about():
     p[0, GLYPHS.index("Б")], p[0, GLYPHS.index("W")] = 0.3, 0.6  # W: no letter of Эрудит
     called = masked(_called(np.log(p / p.sum()), CALLED_EMPTY, matrix), matrix)[0]
     assert called[0] == pytest.approx(CALLED_EMPTY) and CALLED_EMPTY < SURE
-    grid = np.zeros((GRID, GRID, len(labels)), np.float32)
+    grid = np.zeros((SIZE, SIZE, len(labels)), np.float32)
     grid[:, :, 0] = 1.0
     grid[4, 2] = called
     [asked] = uncertain_cells(grid, labels)
@@ -654,12 +478,12 @@ def test_a_square_called_empty_by_its_colour_is_still_asked_about():
 
 def test_a_tile_only_a_profile_sees_on_a_plain_square_is_empty():
     from vision.read import empties_alike
-    kinds = np.array(["."] * (GRID * GRID))
+    kinds = np.array(["."] * (SIZE * SIZE))
     crops = _squares((60, 80, 100))
     crops[41] = _squares((160, 90, 40), seed=1)[41]  # a real tile, of another colour
     confident = (0.02, 0.9, 0.02, 0.02, 0.02, 0.02)  # as a box's references read both
     probs = _reading({12: confident, 41: confident})
-    disputed = np.zeros(GRID * GRID, bool)
+    disputed = np.zeros(SIZE * SIZE, bool)
     disputed[[12, 41]] = True  # the general model thought them likely empty
     assert not empties_alike(crops, probs, kinds).any()
     assert np.flatnonzero(empties_alike(crops, probs, kinds, disputed)).tolist() == [12]
@@ -667,7 +491,7 @@ def test_a_tile_only_a_profile_sees_on_a_plain_square_is_empty():
 
 def test_alike_compares_squares_of_one_kind_only():
     from vision.read import empties_alike
-    kinds = np.array(["."] * (GRID * GRID))
+    kinds = np.array(["."] * (SIZE * SIZE))
     kinds[:30] = "w"
     crops = _squares((60, 80, 100))
     crops[:30] = _squares((40, 40, 200), seed=2)[:30]  # red premium squares
@@ -679,7 +503,7 @@ def test_alike_compares_squares_of_one_kind_only():
 
 def test_a_doubtful_empty_unlike_its_kind_and_like_the_tiles_is_a_tile():
     from vision.read import tiles_unlike
-    kinds = np.array(["."] * (GRID * GRID))
+    kinds = np.array(["."] * (SIZE * SIZE))
     kinds[[0, 14, 210, 224, 7]] = "W"
     crops = _squares((200, 200, 200))  # plain light-grey squares
     crops[[0, 14, 210, 224, 7]] = _squares((40, 40, 200), seed=3)[:5]  # red corner squares
@@ -723,10 +547,10 @@ def test_doubtful_cells_are_read_again_from_shifted_crops_by_both_networks(monke
     rng = np.random.default_rng(0)
     view = rng.integers(0, 255, (CROP * 11, CROP * 11, 3), dtype=np.uint8)
     matrix = np.eye(6, dtype=np.float32)
-    log_probs = np.log(np.full((GRID * GRID, 6), 0.01))
+    log_probs = np.log(np.full((SIZE * SIZE, 6), 0.01))
     log_probs[:, 0] = np.log(0.95)  # sure empty squares ...
     log_probs[[7, 130]] = np.log([0.1, 0.4, 0.3, 0.1, 0.05, 0.05])  # ... but two doubtful cells
-    embeddings = np.zeros((GRID * GRID, 3), np.float32)
+    embeddings = np.zeros((SIZE * SIZE, 3), np.float32)
     before = log_probs.copy()
     _look_again(model, view, log_probs, embeddings, turns, matrix)
     shown, seen = model.shown[0], second.shown[0]
@@ -742,7 +566,7 @@ def test_doubtful_cells_are_read_again_from_shifted_crops_by_both_networks(monke
 
 def _doubtful_cells_are_outvoted(log_probs, embeddings, before):
     from vision.read import SHIFTS
-    sure = np.setdiff1d(np.arange(GRID * GRID), [7, 130])
+    sure = np.setdiff1d(np.arange(SIZE * SIZE), [7, 130])
     assert np.array_equal(log_probs[sure], before[sure]) and not embeddings[sure].any()
     # the mean of both networks' readings of every framing: the agreeing ones outvote the
     # doubtful first reading
@@ -763,10 +587,10 @@ def test_a_profile_models_partner_reading_of_shifted_crops_is_not_made_twice(mon
     model = _Recorder(partner=second)  # as load_profile_model: the second network its partner
     monkeypatch.setattr(vision.read, "load_second", lambda: second)
     view = np.random.default_rng(1).integers(0, 255, (CROP * 11, CROP * 11, 3), dtype=np.uint8)
-    log_probs = np.log(np.full((GRID * GRID, 6), 0.01))
+    log_probs = np.log(np.full((SIZE * SIZE, 6), 0.01))
     log_probs[:, 0] = np.log(0.95)
     log_probs[[7, 130]] = np.log([0.1, 0.4, 0.3, 0.1, 0.05, 0.05])
-    embeddings = np.zeros((GRID * GRID, 3), np.float32)
+    embeddings = np.zeros((SIZE * SIZE, 3), np.float32)
     before = log_probs.copy()
     _look_again(model, view, log_probs, embeddings, 0, np.eye(6, dtype=np.float32))
     shifted, centres = second.shown  # once with the embeddings, then the cells as cut
@@ -798,7 +622,8 @@ class _ThreadNoting:
     def run(self, _outputs, feed):
         self.threads[self.name] = threading.current_thread()
         count = len(feed["crops"])
-        return np.zeros((count, len(load_model().glyphs)), np.float32), np.ones((count, 4), np.float32)
+        return (np.zeros((count, len(load_model().glyphs)), np.float32),
+                np.ones((count, 4), np.float32))
 
 
 def test_a_profile_models_two_networks_read_side_by_side():
@@ -818,7 +643,8 @@ def _labelled(root):
     """(photo path, upright label rows) of the labelled real photos under `root`, alphabet
     layouts (calibration material) left out."""
     with (root / "labels" / "labels.csv").open(encoding="utf-8") as fh:
-        rows = [row for row in csv.DictReader(fh) if not row["image"].split("/")[-1].startswith("f")]
+        rows = [row for row in csv.DictReader(fh)
+                if not row["image"].split("/")[-1].startswith("f")]
     for row in rows:
         label = (root / row["board_label"]).read_text(encoding="utf-8").split()
         yield root / row["image"], [line.replace("?", "*") for line in label]

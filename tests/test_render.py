@@ -2,24 +2,15 @@
 
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
+from synth.camera import project, sample_camera
+from synth.glyphs import font_paths, print_letter
 from synth.photos import bowed, bowed_points, dimmed, shadowed, warmed
-from synth.render import (
-    ANY_STYLES,
-    STYLES,
-    _paste_rotated,
-    _print_letter,
-    _project,
-    _sample_camera,
-    add_training_fonts,
-    font_paths,
-    render_photo,
-)
+from synth.render import ANY_STYLES, STYLES, _paste_rotated, render_photo
 from synth.styles import HELD_OUT_INK_HUES, HELD_OUT_TILE_HUES, sample_look
 
 EMPTY = ["." * 15] * 15
@@ -59,7 +50,8 @@ def rectify(shot, cell=40):
 def cell_mean(flat, col, row, cell=40):
     """Mean BGR of the middle of a cell (0-based column, row)."""
     q = cell // 4
-    return flat[row * cell + q: (row + 1) * cell - q, col * cell + q: (col + 1) * cell - q].reshape(-1, 3).mean(0)
+    square = flat[row * cell + q: (row + 1) * cell - q, col * cell + q: (col + 1) * cell - q]
+    return square.reshape(-1, 3).mean(0)
 
 
 def test_shape_dtype_and_fields():
@@ -132,9 +124,11 @@ def test_random_boxes_never_take_the_held_out_novel_look():
         look = sample_look(ANY_STYLES[seed % 2], np.random.default_rng(seed))
         tile_hue, tile_sat = hue(look.tile_top)
         ink_hue, ink_sat = hue(look.tile_ink)
-        assert not (tile_sat > 0.05 and HELD_OUT_TILE_HUES[0] + 2 < tile_hue < HELD_OUT_TILE_HUES[1] - 2)
+        low, high = HELD_OUT_TILE_HUES
+        assert not (tile_sat > 0.05 and low + 2 < tile_hue < high - 2)
         light_ink = sum(look.tile_ink) > 3 * 180
-        assert not (light_ink and ink_sat > 0.05 and HELD_OUT_INK_HUES[0] + 2 < ink_hue < HELD_OUT_INK_HUES[1] - 2)
+        low, high = HELD_OUT_INK_HUES
+        assert not (light_ink and ink_sat > 0.05 and low + 2 < ink_hue < high - 2)
 
 
 def test_frontal_pose_is_upright_and_large():
@@ -155,50 +149,6 @@ def test_font_split_is_disjoint_and_covers_all():
         font_paths("test")
 
 
-def test_fonts_from_a_folder_join_the_training_split_only(tmp_path, monkeypatch):
-    import synth.render
-
-    monkeypatch.setattr(synth.render, "_EXTRA_FONTS", [])
-    known = Path(font_paths("train")[0])
-    for name in ("Extra-Regular", "Skipped-Regular"):
-        (tmp_path / f"{name}{known.suffix}").write_bytes(known.read_bytes())
-    (tmp_path / "notes.txt").write_text("not a font", "utf-8")
-    assert add_training_fonts(tmp_path, skip=("Skipped",)) == 1
-    added = str(tmp_path / f"Extra-Regular{known.suffix}")
-    assert added in font_paths("train") and added in font_paths("all")
-    assert added not in font_paths("heldout")
-    assert add_training_fonts(tmp_path, skip=("Skipped",)) == 1  # again: not listed twice
-    assert font_paths("train").count(added) == 1
-
-
-def test_a_folder_holding_a_held_out_family_is_refused(tmp_path, monkeypatch):
-    import synth.render
-
-    monkeypatch.setattr(synth.render, "_EXTRA_FONTS", [])
-    held = Path(font_paths("heldout")[0])
-    (tmp_path / held.name).write_bytes(held.read_bytes())
-    with pytest.raises(ValueError, match=f"fonts of held-out families: {held.name}"):
-        add_training_fonts(tmp_path)
-    with pytest.raises(ValueError, match="no such folder of fonts"):
-        add_training_fonts(tmp_path / "missing")
-    assert synth.render._EXTRA_FONTS == []
-
-
-@pytest.mark.parametrize("letter", "ЩЖЁQ")
-def test_a_hairline_glyph_keeps_every_stroke_thin(letter):
-    from synth.render import _hairline, _raster
-
-    font = next(path for path in font_paths("train") if path.endswith("NotoSerif-Bold.ttf"))
-    bold, _, _ = _raster(font, letter)
-    thin = _hairline(bold)
-    ink, hair = ((image > 127).astype(np.uint8) for image in (bold, thin))
-    # the same strokes, joined as they were (Ё's dots stay apart), far less ink
-    assert cv2.connectedComponents(hair)[0] == cv2.connectedComponents(ink)[0]
-    assert hair.sum() < 0.6 * ink.sum()
-    depth = (cv2.distanceTransform(image, cv2.DIST_L2, 3).max() for image in (ink, hair))
-    assert next(depth) > 2 * next(depth)
-
-
 def test_heldout_fonts_render():
     shot = render_photo(WORDS, seed=2, fonts="heldout", size=SIZE)
     assert shot.image.shape == (720, 960, 3)
@@ -215,7 +165,8 @@ def test_rectified_tile_and_premium_colours(seed):
     assert r > b + 40 and r > g + 20
     plain = cell_mean(flat, 1, 0)            # B1: plain black square
     assert plain.max() < 110
-    empty = rectify(render_photo(EMPTY, seed=seed, style="erudit-black", pose="frontal", clutter=False))
+    empty = rectify(render_photo(EMPTY, seed=seed, style="erudit-black", pose="frontal",
+                                 clutter=False))
     assert cell_mean(empty, 7, 7).min() > 150  # the centre square is white when no tile covers it
 
 
@@ -259,7 +210,7 @@ def test_a_value_in_the_corner_keeps_clear_of_its_letter(style):
         for font in fonts:
             for letter in "ШЦ":  # one stroke each, worth 10: three pieces of ink with the value
                 face = np.zeros((120, 120, 3), np.uint8)
-                _print_letter(face, letter, 120, replace(look, tile_ink=(255, 255, 255)), font)
+                print_letter(face, letter, 120, replace(look, tile_ink=(255, 255, 255)), font)
                 pieces, _ = cv2.connectedComponents((face[..., 0] > 30).astype(np.uint8))
                 assert pieces - 1 == 3, (style, seed, font, letter)
 
@@ -314,13 +265,13 @@ def test_a_folded_board_turns_only_its_far_half_about_the_hinge():
 
 
 def test_the_far_half_s_homography_keeps_the_hinge_and_turns_away_from_it():
-    camera = _sample_camera(np.random.default_rng(4), "any", 8.5, 960, 720)
+    camera = sample_camera(np.random.default_rng(4), "any", 8.5, 960, 720)
     hinge = np.float64([[0, 7.5], [7.5, 7.5], [15, 7.5]])
     far = np.float64([[0, 15], [15, 15]])
-    assert np.allclose(_project(camera.folded(4), hinge), _project(camera.h_units, hinge))
+    assert np.allclose(project(camera.folded(4), hinge), project(camera.h_units, hinge))
     assert np.allclose(camera.folded(0), camera.h_units)
-    lifted = np.abs(_project(camera.folded(4), far) - _project(camera.h_units, far)).max()
-    assert lifted > np.abs(_project(camera.folded(2), far) - _project(camera.h_units, far)).max()
+    lifted = np.abs(project(camera.folded(4), far) - project(camera.h_units, far)).max()
+    assert lifted > np.abs(project(camera.folded(2), far) - project(camera.h_units, far)).max()
 
 
 def test_a_photo_under_a_warm_lamp_keeps_its_red_and_loses_blue():

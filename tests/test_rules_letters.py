@@ -73,7 +73,8 @@ def test_the_listing_marks_what_photos_cannot_show(capsys, greek):
     rows = {row["name"]: row for row in map(json.loads, out.splitlines())}
     assert (code, err) == (0, "")
     assert rows["greek"]["unreadable_letters"] == ["Γ", "Δ", "Ψ", "Ω"]
-    assert set(rows["scrabble-de"]["unreadable_letters"]) <= set("ÄÖÜ")  # until the network has them
+    # until the network has them
+    assert set(rows["scrabble-de"]["unreadable_letters"]) <= set("ÄÖÜ")
     assert all(not rows[name]["unreadable_letters"]
                for name in ("erudit", "erudit-english", "scrabble", "scrabble-ru"))
     _, out, _ = run(capsys, "rulesets")

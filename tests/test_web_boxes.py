@@ -21,7 +21,8 @@ pytest_plugins = ["test_web_helpers"]   # the app and client fixtures
 def photos(tmp_path_factory):
     """PNG bytes of one novel box's calibration photos and of a game on it."""
     folder = tmp_path_factory.mktemp("photos")
-    made = {"empty": photo(folder, "empty", EMPTY, 1), "alphabet": photo(folder, "abc", ALPHABET, 2),
+    made = {"empty": photo(folder, "empty", EMPTY, 1),
+            "alphabet": photo(folder, "abc", ALPHABET, 2),
             "game": photo(folder, "game", BOARD, 4)}
     return {name: path.read_bytes() for name, path in made.items()}
 

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from engine.board import Board
+from engine.board import COLUMNS, Board
 
 EMPTY = "." * 15
 
@@ -66,7 +66,7 @@ class ScriptedReader:
             raise item
         after = Board.parse(item)
         before = game.board.rows()
-        cells = [f"{'ABCDEFGHIJKLMNO'[c]}{r + 1}" for r in range(15) for c in range(15)
+        cells = [f"{COLUMNS[c]}{r + 1}" for r in range(15) for c in range(15)
                  if before[r][c] != after.rows()[r][c]]
         return FakeProposal(after, sure=True, rectified_jpeg=jpeg_bytes(320, 320), cells=cells)
 

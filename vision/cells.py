@@ -14,10 +14,10 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from engine.ruleset import SIZE
 from vision.pose import tile_tops
 from vision.rectify import rectify
 
-GRID = 15
 CELL = 32  # px per cell in the rectified board: the classifier's scale
 CROP = 48  # px per crop: 1.5 cells, so a tile leaning off its square stays in view
 MARGIN = 0.5  # cells of border kept around the grid by rectify; a crop reaches 0.25 into it
@@ -39,10 +39,10 @@ def cut_cells(board: np.ndarray) -> np.ndarray:
     """All crops of a rectified board: (15, 15, CROP, CROP, 3), each centred on its cell."""
     start = round(MARGIN * CELL + CELL / 2 - CROP / 2)
     rows = []
-    for r in range(GRID):
+    for r in range(SIZE):
         y = start + r * CELL
         band = board[y:y + CROP]
-        rows.append([band[:, start + c * CELL:start + c * CELL + CROP] for c in range(GRID)])
+        rows.append([band[:, start + c * CELL:start + c * CELL + CROP] for c in range(SIZE)])
     return np.asarray(rows, dtype=np.uint8)
 
 

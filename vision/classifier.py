@@ -134,7 +134,8 @@ class Model:
         padded = np.zeros((count, height + 2 * pad, width + 2 * pad, 3), np.uint8)
         padded[:, pad:pad + height, pad:pad + width] = crops
         rows, columns = padded.shape[1] // 2, padded.shape[2] // 2
-        # (crop, row in block, column in block, colour, block row, block column): SpaceToDepth's order
+        # (crop, row in block, column in block, colour, block row, block column): SpaceToDepth's
+        # order
         x = np.ascontiguousarray(padded.reshape(count, rows, 2, columns, 2, 3)
                                  .transpose(0, 2, 4, 5, 1, 3)).reshape(count, 12, rows, columns)
         x = x.astype(np.float32)
@@ -171,7 +172,8 @@ def _block_normalising(mean: tuple, std: tuple, height: int, width: int,
     inside = np.zeros((height + 2 * pad, width + 2 * pad), bool)
     inside[pad:pad + height, pad:pad + width] = True
     rows, columns = inside.shape[0] // 2, inside.shape[1] // 2
-    inside = inside.reshape(rows, 2, columns, 2).transpose(1, 3, 0, 2)  # (row in block, column in block, ...)
+    # (row in block, column in block, ...)
+    inside = inside.reshape(rows, 2, columns, 2).transpose(1, 3, 0, 2)
     mean, std = np.float32(mean), np.float32(std)
     scale = np.where(inside[:, :, None], (1 / (255 * std))[:, None, None], np.float32(0))
     shift = np.where(inside[:, :, None], (-mean / std)[:, None, None], np.float32(0))

@@ -16,12 +16,14 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.locate import CELLS, grid_homography
+from engine.ruleset import SIZE
+from vision.locate import grid_homography
 
-TILE_HEIGHT = 0.2  # cells: a tile's thickness; boxes range 0.1-0.35, and half right is most of the gain
+# cells: a tile's thickness; boxes range 0.1-0.35, and half right is most of the gain
+TILE_HEIGHT = 0.2
 FOCAL_RANGE = (0.3, 4.0)  # focal length over the photo's longer side: ultra-wide lens to 3x zoom
 USUAL_FOCAL = 0.75  # a phone's main camera, where the grid alone cannot tell (seen straight down)
-_UNIT = np.float64([[0, 0], [CELLS, 0], [CELLS, CELLS], [0, CELLS]])
+_UNIT = np.float64([[0, 0], [SIZE, 0], [SIZE, SIZE], [0, SIZE]])
 
 
 def tile_tops(corners, shape, height: float = TILE_HEIGHT) -> np.ndarray:
@@ -56,7 +58,7 @@ def _focal(grid: np.ndarray, longer: int) -> float:
 def _rise(grid: np.ndarray, focal: float) -> np.ndarray:
     """The homogeneous image step of one cell straight up off the board, towards the camera."""
     across, down, middle = (np.diag([1 / focal, 1 / focal, 1.0]) @ grid).T
-    board = middle + CELLS / 2 * (across + down)  # the board's centre, the camera at 0
+    board = middle + SIZE / 2 * (across + down)  # the board's centre, the camera at 0
     normal = np.cross(across, down)
     normal *= np.sqrt(np.linalg.norm(across) * np.linalg.norm(down)) / np.linalg.norm(normal)
     # up points back to the camera. The homography's sign is free, but negating it negates

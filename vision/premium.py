@@ -14,7 +14,7 @@ the square's symmetries, as every premium layout is symmetric.
 import cv2
 import numpy as np
 
-from vision.locate import CELLS
+from engine.ruleset import SIZE
 from vision.rectify import CELL_PX
 
 # Typical colour of each kind, as (ΔL, Δa, Δb) in Lab from the board's plain cells.
@@ -44,15 +44,15 @@ def read_premiums(rectified: np.ndarray, margin: float = 0.5, cell_px: int = CEL
     """15 strings of layout codes for the cells of `rectified` (see rectify()); cells marked in
     `occupied` (15×15 bools) read '?'. `scheme` is "erudit" or "scrabble", or None to infer."""
     colours = cell_colours(rectified, margin, cell_px)
-    empty = np.ones((CELLS, CELLS), bool) if occupied is None else ~np.asarray(occupied, bool)
+    empty = np.ones((SIZE, SIZE), bool) if occupied is None else ~np.asarray(occupied, bool)
     plain = _plain_colour(colours[empty])
     relative = colours - plain
     if scheme is None:
         scheme = infer_scheme(colours, empty)
     kinds, doubtful = _classify(relative, empty, SCHEMES[scheme])
     kinds = _settle_doubts(kinds, doubtful, empty)
-    if scheme == "scrabble" and kinds[CELLS // 2][CELLS // 2] == "w":
-        kinds[CELLS // 2][CELLS // 2] = "*"  # the English centre is a ×2 word square with a star
+    if scheme == "scrabble" and kinds[SIZE // 2][SIZE // 2] == "w":
+        kinds[SIZE // 2][SIZE // 2] = "*"  # the English centre is a ×2 word square with a star
     return ["".join(row) for row in kinds]
 
 
@@ -61,10 +61,10 @@ def cell_colours(rectified: np.ndarray, margin: float = 0.5, cell_px: int = CELL
     robust to the small printed ×2/×3."""
     lab = cv2.cvtColor(rectified.astype(np.float32) / 255, cv2.COLOR_BGR2LAB)
     start = int(round(margin * cell_px))
-    grid = lab[start:start + CELLS * cell_px, start:start + CELLS * cell_px]
+    grid = lab[start:start + SIZE * cell_px, start:start + SIZE * cell_px]
     inset = cell_px // 5
-    cells = grid.reshape(CELLS, cell_px, CELLS, cell_px, 3)[:, inset:-inset, :, inset:-inset]
-    cells = cells.transpose(0, 2, 1, 3, 4).reshape(CELLS, CELLS, -1, 3)
+    cells = grid.reshape(SIZE, cell_px, SIZE, cell_px, 3)[:, inset:-inset, :, inset:-inset]
+    cells = cells.transpose(0, 2, 1, 3, 4).reshape(SIZE, SIZE, -1, 3)
     return np.median(cells, axis=2)
 
 
@@ -114,8 +114,8 @@ def _classify(relative, empty, scheme):
     distance = _with_orbits(distance, empty)
     order = np.sort(distance, axis=-1)
     nearest = distance.argmin(axis=-1)
-    kinds = [[names[nearest[r, c]] if empty[r, c] else "?" for c in range(CELLS)]
-             for r in range(CELLS)]
+    kinds = [[names[nearest[r, c]] if empty[r, c] else "?" for c in range(SIZE)]
+             for r in range(SIZE)]
     far = order[..., 0] > UNKNOWN_DISTANCE * (1 + ORBIT_WEIGHT)
     doubtful = (order[..., 1] - order[..., 0] < DOUBT_MARGIN) | far
     return kinds, doubtful & empty
@@ -124,10 +124,10 @@ def _classify(relative, empty, scheme):
 def _barred(names):
     """(15, 15, kind) distance added to kinds a cell cannot have: the centre star marks only
     the centre, so a pale premium square elsewhere cannot drift towards it."""
-    barred = np.zeros((CELLS, CELLS, len(names)), np.float32)
+    barred = np.zeros((SIZE, SIZE, len(names)), np.float32)
     if "*" in names:
         barred[..., names.index("*")] = 10 * UNKNOWN_DISTANCE
-        barred[CELLS // 2, CELLS // 2, names.index("*")] = 0
+        barred[SIZE // 2, SIZE // 2, names.index("*")] = 0
     return barred
 
 
@@ -136,8 +136,8 @@ def _with_orbits(distance, empty):
     orbit, so glare on one square is outvoted by its 7 mirror images, while a clear colour
     still decides for itself."""
     pooled = distance.copy()
-    for r in range(CELLS):
-        for c in range(CELLS):
+    for r in range(SIZE):
+        for c in range(SIZE):
             others = [(rr, cc) for rr, cc in _orbit(r, c) if empty[rr, cc]]
             if others:
                 rows, cols = zip(*others, strict=True)
@@ -148,8 +148,8 @@ def _with_orbits(distance, empty):
 def _settle_doubts(kinds, doubtful, empty):
     """A doubtful cell takes the kind most sure cells of its symmetry orbit show, else '?'."""
     settled = [row[:] for row in kinds]
-    for r in range(CELLS):
-        for c in range(CELLS):
+    for r in range(SIZE):
+        for c in range(SIZE):
             if not doubtful[r, c]:
                 continue
             votes = {}
@@ -161,7 +161,7 @@ def _settle_doubts(kinds, doubtful, empty):
 
 
 def _orbit(r, c):
-    last = CELLS - 1
+    last = SIZE - 1
     points = {(r, c), (c, r), (last - r, c), (r, last - c), (last - r, last - c),
               (last - c, r), (c, last - r), (last - c, last - r)}
     points.discard((r, c))

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from engine.ruleset import Layout, Ruleset, load_ruleset
-from vision.cells import GRID, cut_cell, cut_cells, tile_view, turn_crops
+from engine.board import COLUMNS
+from engine.ruleset import SIZE, Layout, Ruleset, load_ruleset
+from vision.cells import cut_cell, cut_cells, tile_view, turn_crops
 from vision.classifier import (
     BLANK,
     EMPTY,
@@ -45,7 +46,6 @@ FIRST_ORIENTATION_TILES = 8  # read first; the rest only when these leave the vo
 DECISIVE_VOTE = 10.0  # nats between the best turn and the next: odds of 20 000 to 1
 EARLY_CELLS = 12  # cells of the most ink read first in every turn: the upright before the rest
 WIDE = 100  # crops a batch needs to be read as two halves side by side
-COLUMNS = "ABCDEFGHIJKLMNO"
 CLEAR_EMPTY = 0.9  # empty cells this sure are the board's own examples of its squares
 # a doubtful tile that looks like the clear squares of its kind is called empty at this share,
 # below SURE so that the player is asked: the colour check was right on 19 of its 24 calls
@@ -86,7 +86,7 @@ STAR_SEEN = 0.9
 # (session 37, true corners) tuning renders 225 -> 214 wrong cells, unseen boxes 15-26
 # zero-shot 281 -> 277 (30+ px boards 70 -> 60), fewer cells asked about in both
 SHIFTS = ((2, 0), (-2, 0), (0, 2), (0, -2), (2, 2), (-2, -2), (2, -2), (-2, 2))
-WHERE = np.column_stack(np.divmod(np.arange(GRID * GRID), GRID)).astype(np.float32)
+WHERE = np.column_stack(np.divmod(np.arange(SIZE * SIZE), SIZE)).astype(np.float32)
 
 
 @dataclass
@@ -152,7 +152,7 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     reading is turned upright from the corners' first one)."""
     rules = load_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
     view = tile_view(image, location.corners)
-    crops = cut_cells(view).reshape(GRID * GRID, *_crop_shape())
+    crops = cut_cells(view).reshape(SIZE * SIZE, *_crop_shape())
     model = load_model() if profile is None else load_profile_model()
     check_readable(rules, model)
     stars = star_glyphs(rules)
@@ -188,19 +188,19 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
         if cells.any():
             log_probs[cells] = _called(log_probs[cells], empty_share, labelled)
             probs[cells] = masked(log_probs[cells], matrix)
-    grid = np.rot90(probs.reshape(GRID, GRID, -1), turns, axes=(0, 1))
+    grid = np.rot90(probs.reshape(SIZE, SIZE, -1), turns, axes=(0, 1))
     looks = cell_looks(crops, turns)
     if squares:  # each square's own look while empty: the strongest word on "empty"
         grid = squares.weigh(grid, looks)
     board = ["".join(labels[i] for i in row) for row in decided(grid)]
     general_grid = None if general is None else np.rot90(
-        general.reshape(GRID, GRID, -1), turns, axes=(0, 1))
+        general.reshape(SIZE, SIZE, -1), turns, axes=(0, 1))
     return Reading(
         board=board, orientation=90 * turns, corners=np.roll(location.corners, -turns, axis=0),
         labels=labels, probs=np.ascontiguousarray(grid),
         uncertain=uncertain_cells(grid, labels, general_grid),
         location=location,
-        embeddings=np.ascontiguousarray(np.rot90(embeddings.reshape(GRID, GRID, -1), turns)),
+        embeddings=np.ascontiguousarray(np.rot90(embeddings.reshape(SIZE, SIZE, -1), turns)),
         looks=looks,
     )
 
@@ -226,7 +226,7 @@ def _look_again(model: Model, view: np.ndarray, log_probs: np.ndarray, embedding
     if len(doubtful) == 0:
         return
     framings = ((0, 0), *SHIFTS)
-    cuts = turn_crops(np.asarray([cut_cell(view, *divmod(int(cell), GRID), dx=dx, dy=dy)
+    cuts = turn_crops(np.asarray([cut_cell(view, *divmod(int(cell), SIZE), dx=dx, dy=dy)
                                   for cell in doubtful for dx, dy in framings]), turns)
     cuts = cuts.reshape(len(doubtful), len(framings), *cuts.shape[1:])
     shifted = np.ascontiguousarray(cuts[:, 1:].reshape(-1, *cuts.shape[2:]))
@@ -596,8 +596,8 @@ def uncertain_cells(grid: np.ndarray, labels: list[str],
     chosen = decided(grid)
     # where the decided symbol is not the likeliest, it is below half: in doubt either way
     doubt = in_doubt(grid, SURE)
-    for r in range(GRID):
-        for c in range(GRID):
+    for r in range(SIZE):
+        for c in range(SIZE):
             p, best = grid[r, c], int(chosen[r, c])
             wanted = {best} | (set() if general is None else _doubted(general[r, c]))
             if not doubt[r, c] and wanted == {best}:

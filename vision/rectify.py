@@ -11,7 +11,8 @@ side) spans x in [(margin + c) * cell_px, (margin + c + 1) * cell_px) and likewi
 import cv2
 import numpy as np
 
-from vision.locate import CELLS, grid_homography
+from engine.ruleset import SIZE
+from vision.locate import grid_homography
 
 CELL_PX = 64  # px per cell in the rectified view; ~50 px crops are what cell classifiers expect
 SHRINK_ABOVE = 1.4  # photo cells this many times larger than cell_px are shrunk first (no aliasing)
@@ -22,7 +23,7 @@ def rectify(image: np.ndarray, corners, cell_px: int = CELL_PX, margin: float = 
     """The grid seen from above: a square of (15 + 2*margin) * cell_px px, grid corners at
     margin * cell_px and (15 + margin) * cell_px, `corners` taken in the order given."""
     corners = np.asarray(corners, np.float64).reshape(4, 2)
-    side = int(round((CELLS + 2 * margin) * cell_px))
+    side = int(round((SIZE + 2 * margin) * cell_px))
     source, corners = _source_region(image, corners, cell_px, margin)
     view_to_grid = np.array([[1 / cell_px, 0, -margin], [0, 1 / cell_px, -margin], [0, 0, 1]])
     to_source = grid_homography(np.float32(corners)) @ view_to_grid
@@ -41,14 +42,14 @@ def _source_region(image, corners, cell_px, margin):
     most SHRINK_ABOVE × cell_px (a plain warp would alias letters; halving is several times
     faster than any other area resize), and the corners moved to match."""
     sides = np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)
-    photo_cell = float(sides.max()) / CELLS
+    photo_cell = float(sides.max()) / SIZE
     halvings = 0
     while photo_cell / 2 ** halvings > SHRINK_ABOVE * cell_px:
         halvings += 1
     if halvings == 0:
         return image, corners
     factor = 2 ** halvings
-    reach = corners.mean(axis=0) + (corners - corners.mean(axis=0)) * (1 + 2.5 * margin / CELLS)
+    reach = corners.mean(axis=0) + (corners - corners.mean(axis=0)) * (1 + 2.5 * margin / SIZE)
     height, width = image.shape[:2]
     left, top = np.floor(reach.min(axis=0)).astype(int) - factor
     right, bottom = np.ceil(reach.max(axis=0)).astype(int) + factor

@@ -16,7 +16,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.cells import CROP, GRID
+from engine.ruleset import SIZE
+from vision.cells import CROP
 
 PATCH = 5  # a square's look: the centre of its own square, shrunk to PATCH × PATCH Lab pixels
 _INNER = slice(CROP // 2 - 10, CROP // 2 + 10)  # 20 px: clear of a neighbour's shadow
@@ -43,15 +44,15 @@ KIND_SPREAD, KIND_FLOOR, MIN_KIND = 4.0, 12.0, 3
 def cell_looks(crops: np.ndarray, turns: int = 0) -> np.ndarray:
     """(15, 15, PATCH, PATCH, 3) float32 Lab looks of a board's 225 crops (photo order, as
     cut), in the upright frame `turns` quarter turns counter-clockwise from the photo's."""
-    inner = crops.reshape(GRID, GRID, CROP, CROP, 3)[:, :, _INNER, _INNER]
+    inner = crops.reshape(SIZE, SIZE, CROP, CROP, 3)[:, :, _INNER, _INNER]
     size = inner.shape[2]
     # one picture of the 225 centres side by side, shrunk in one call (whole blocks per look)
-    mosaic = np.ascontiguousarray(inner.transpose(0, 2, 1, 3, 4)).reshape(GRID * size,
-                                                                          GRID * size, 3)
-    small = cv2.resize(mosaic, (GRID * PATCH, GRID * PATCH), interpolation=cv2.INTER_AREA)
+    mosaic = np.ascontiguousarray(inner.transpose(0, 2, 1, 3, 4)).reshape(SIZE * size,
+                                                                          SIZE * size, 3)
+    small = cv2.resize(mosaic, (SIZE * PATCH, SIZE * PATCH), interpolation=cv2.INTER_AREA)
     lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
-    lab = lab.reshape(GRID, PATCH, GRID, PATCH, 3).transpose(0, 2, 1, 3, 4)
-    grid = lab.reshape(GRID, GRID, PATCH, PATCH, 3)
+    lab = lab.reshape(SIZE, PATCH, SIZE, PATCH, 3).transpose(0, 2, 1, 3, 4)
+    grid = lab.reshape(SIZE, SIZE, PATCH, PATCH, 3)
     return np.ascontiguousarray(np.rot90(np.rot90(grid, turns, axes=(0, 1)), turns, axes=(2, 3)))
 
 
@@ -59,8 +60,8 @@ class SquareLooks:
     """Each square's look while empty, learnt from photos of the box (cells known empty)."""
 
     def __init__(self):
-        self.looks = np.zeros((GRID, GRID, PATCH, PATCH, 3), np.float32)
-        self.seen = np.zeros((GRID, GRID), np.int32)
+        self.looks = np.zeros((SIZE, SIZE, PATCH, PATCH, 3), np.float32)
+        self.seen = np.zeros((SIZE, SIZE), np.int32)
 
     @classmethod
     def of_empty_board(cls, board: np.ndarray) -> SquareLooks:
@@ -68,7 +69,7 @@ class SquareLooks:
         from vision.cells import cut_cells
 
         squares = cls()
-        squares.learn(cell_looks(cut_cells(board)), np.ones((GRID, GRID), bool))
+        squares.learn(cell_looks(cut_cells(board)), np.ones((SIZE, SIZE), bool))
         return squares
 
     def __bool__(self) -> bool:
@@ -115,7 +116,7 @@ class SquareLooks:
         square did empty, -CAP where it looks like something else, 0 where unknown."""
         far = None if looks is None else self.distances(looks, empty_p)
         if far is None:
-            return np.zeros((GRID, GRID), np.float32)
+            return np.zeros((SIZE, SIZE), np.float32)
         alike = np.clip((LIKE - far) / (LIKE - SAME), 0, 1)
         unlike = np.clip((far - OTHER) / (FAR - OTHER), 0, 1)
         return np.nan_to_num(CAP * (alike - unlike), nan=0.0).astype(np.float32)
@@ -150,11 +151,11 @@ def like_their_kind(looks: np.ndarray, cells: np.ndarray, kinds: np.ndarray) -> 
 def _light(diff: np.ndarray, clear: np.ndarray) -> np.ndarray:
     """(15, 15, 1, 1, 3) how the photo's light moved each square's look: a plane over the
     board fitted to the clear squares' mean change (a window's light falls off across it)."""
-    rows, cols = np.mgrid[0:GRID, 0:GRID].astype(np.float32)
-    design = np.column_stack([np.ones(GRID * GRID), rows.ravel(), cols.ravel()])
+    rows, cols = np.mgrid[0:SIZE, 0:SIZE].astype(np.float32)
+    design = np.column_stack([np.ones(SIZE * SIZE), rows.ravel(), cols.ravel()])
     change = diff.mean(axis=(2, 3)).reshape(-1, 3)
     fit, *_ = np.linalg.lstsq(design[clear.ravel()], change[clear.ravel()], rcond=None)
-    return (design @ fit).reshape(GRID, GRID, 1, 1, 3).astype(np.float32)
+    return (design @ fit).reshape(SIZE, SIZE, 1, 1, 3).astype(np.float32)
 
 
 # A game's own tiles: each taken move's new tiles, whose letters the players have let stand,
@@ -192,7 +193,8 @@ class TileLooks:
             kept.append(vector)
             del kept[:-MAX_REFS]
 
-    def adjust(self, log_probs: np.ndarray, embeddings: np.ndarray, glyphs, empty: int) -> np.ndarray:
+    def adjust(self, log_probs: np.ndarray, embeddings: np.ndarray, glyphs,
+               empty: int) -> np.ndarray:
         """(N, G) glyph log-probabilities with each tile cell's likeliest look-alike letter
         raised, renormalised; `empty` is the empty glyph's column."""
         known = [g for g, refs in self.refs.items() if len(refs) >= MIN_REFS and g in glyphs

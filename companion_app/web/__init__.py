@@ -17,6 +17,7 @@ from flask import Flask
 from werkzeug.exceptions import HTTPException
 
 from companion_app.settings import data_dir as default_data_dir
+from engine.board import COLUMNS
 from engine.errors import EruditError
 from engine.files import folder_why
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
@@ -57,7 +58,8 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
     app.register_error_handler(HTTPException, answer.handle_http)
     app.register_error_handler(Exception, answer.handle_unexpected)
     app.jinja_env.globals.update(_=i18n.gettext, lang=i18n.lang, tr=i18n.translate_error,
-                                 csrf_token=guard.csrf_token, formula=formula)
+                                 csrf_token=guard.csrf_token, formula=formula,
+                                 columns=COLUMNS)
     for blueprint in (home.bp, play.bp, review.bp, boxes.bp):
         app.register_blueprint(blueprint)
     return app

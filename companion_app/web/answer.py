@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from engine.errors import BoardTextError, EruditError, GameError, MoveError, PhotoError
 
+from .game_page import render_page, state_json
 from .guard import Forbidden
 from .i18n import translate_error
 from .store import NotFound, Stale
@@ -32,7 +33,7 @@ STATUS = [(NotFound, 404), (Forbidden, 403), (Stale, 409), (PhotoTooLarge, 413),
 
 def wants_json() -> bool:
     best = request.accept_mimetypes.best_match(["text/html", "application/json"])
-    return best == "application/json" or request.path.startswith("/api/")
+    return best == "application/json"
 
 
 def status_of(exc: EruditError) -> int:
@@ -42,8 +43,6 @@ def status_of(exc: EruditError) -> int:
 def done(token: str, anchor: str = ""):
     """After a change: the new state as JSON, or back to the game page (POST → redirect → GET)."""
     if wants_json():
-        from .views.play import state_json
-
         return state_json(token)
     return redirect(url_for("play.page", token=token) + anchor, code=303)
 
@@ -55,8 +54,6 @@ def error_response(message: str, status: int):
         return jsonify({"error": text, "status": status}), status
     token = (request.view_args or {}).get("token")
     if token and status != 404:
-        from .views.play import render_page
-
         try:
             return render_page(token, error=text), status
         except EruditError:

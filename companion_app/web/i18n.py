@@ -65,8 +65,10 @@ RU = {
     "Turn {n}: {name}": "Ход {n}: {name}",
     "Reading the board…": "Читаю доску…",
     "Photo of the board": "Снять доску",
-    "Stand and hold the phone above the board, the whole board in the frame: from a chair the tiles are read worse.":
-        "Встаньте и держите телефон над доской, чтобы вся доска была в кадре: снятые со стула фишки читаются хуже.",
+    ("Stand and hold the phone above the board, the whole board in the frame: "
+     "from a chair the tiles are read worse."):
+        ("Встаньте и держите телефон над доской, чтобы вся доска была в кадре: "
+         "снятые со стула фишки читаются хуже."),
     "Send": "Отправить",
     "Pass": "Пас",
     "Exchange": "Обмен",
@@ -239,7 +241,8 @@ RU_ERRORS = [
      "(iPhone: Настройки → Камера → Форматы → Наиболее совместимый)"),
     (r"nothing to undo: no turn has been played", "нечего отменять: ходов ещё не было"),
     (r"the game is over \(a tie\); no more turns", "игра окончена (ничья); ходов больше нет"),
-    (r"the game is over: (.+) won; no more turns", "игра окончена: победил(а) {0}; ходов больше нет"),
+    (r"the game is over: (.+) won; no more turns",
+     "игра окончена: победил(а) {0}; ходов больше нет"),
     (r"the game is over; no more turns", "игра окончена; ходов больше нет"),
     (r"turn (\d+) placed that tile; to take it back, undo the turn",
      "эту фишку поставил ход {0}; чтобы убрать её, отмените ход"),

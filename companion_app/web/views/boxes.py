@@ -12,11 +12,11 @@ from engine.errors import EruditError, PhotoError, ProfileError
 from engine.ruleset import PREMIUM_NAMES
 
 from ..answer import BadInput, Conflict, status_of, wants_json
+from ..game_page import data_dir
 from ..i18n import translate_error
 from ..state import layout_grid
 from ..uploads import check_image
 from .home import installed_ruleset, ruleset_choices
-from .play import data_dir
 
 bp = Blueprint("boxes", __name__)
 

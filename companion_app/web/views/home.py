@@ -11,7 +11,7 @@ from engine.words import MODES
 
 from .. import db, store
 from ..answer import BadInput, wants_json
-from .play import data_dir, join_url
+from ..game_page import data_dir, join_url
 
 bp = Blueprint("home", __name__)
 

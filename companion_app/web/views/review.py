@@ -8,16 +8,17 @@ from flask import Blueprint, Response, abort, jsonify, render_template, request,
 from engine import report
 from engine.board import cell_name
 from engine.gcg import write_record
+from engine.ruleset import SIZE
 from engine.words import check_word
 
 from .. import uploads
 from ..answer import BadInput, wants_json
+from ..game_page import data_dir, load
 from ..state import grid
-from .play import data_dir, load
 
 bp = Blueprint("review", __name__)
 
-MAX_WORD = 15  # no word on a 15×15 board is longer
+MAX_WORD = SIZE  # no word on the board is longer
 
 
 @bp.get("/g/<token>/turn/<int:number>")
