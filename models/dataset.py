@@ -6,7 +6,7 @@
 
 Each photo is rendered from a random board, its grid corners taken from the renderer's ground
 truth moved by a few % of a cell or from locate_board's own answer, rectified and cut by
-vision.cells — the very cutter used at run time, which since session 49 rectifies through the
+vision.cells — the very cutter used at run time, which rectifies through the
 tile tops (`tops`; the shipped networks saw the board's own plane) — with extra per-crop
 shift and scale.
 Seeds fully determine the data; evaluation uses EVAL_SEEDS and held-out fonts.
@@ -94,7 +94,7 @@ def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: 
     renders the box's letters bolder, thinner, condensed or slanted (render_photo's GlyphStyle);
     `any_box` is the share of photos showing a box of random colours (pick_style), `seated`
     the share taken from a chair (render_photo's pose "seated"). `tops` cuts the crops from
-    the plane of the tile tops, as `read` does since session 49 (vision.cells.tile_view); the
+    the plane of the tile tops, as `read` does (vision.cells.tile_view); the
     shipped networks were trained on crops of the board's own plane (board_image)."""
     rng = np.random.default_rng(seed)
     style = pick_style(rng, any_box)
