@@ -121,7 +121,8 @@ def _turn(x, labels, gen):
 def _bend(x, gen, share: float):
     """Bend some crops by a smooth random displacement field: unseen fonts differ from the
     training ones in the local shape of strokes (a tail's length, a bar's reach), which the
-    per-box GlyphStyle (weight, width, slant) does not vary. (Tried in session 42, not kept.)"""
+    per-box GlyphStyle (weight, width, slant) does not vary. The shipped recipes leave it off:
+    it read unseen boxes worse (models/MODEL_CARD.md, "Tried and not kept")."""
     if share <= 0:  # no draw at all: the shipped recipe's random stream stays as it was
         return x
     n, size = len(x), x.shape[-1]
