@@ -82,7 +82,7 @@ def turned_photos(paths: list[Path], folder: Path) -> list[Path]:
 def best_ms(path: Path, repeats: int = REPEATS) -> tuple[float, float]:
     """Best-of-`repeats` times of a decode and of a read of one photo, taken in turn: a busy
     or throttled machine then slows both alike (timed one after the other, a decode's best
-    of ten moved 104-142 ms between runs on session 31's machine)."""
+    of ten moved 104-142 ms between runs on a 2-core Xeon)."""
     decodes, reads = [], []
     for _ in range(repeats):
         start = time.perf_counter()

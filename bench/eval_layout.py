@@ -10,7 +10,8 @@ layout's four more ×3-letter squares and ×2-word centre, a Scrabble box with t
 as a box that differs from its ruleset would. Calibration (`calibration.build.layout_of`) reads
 the layout from the grid the board finder finds; a board counts as wrong when any cell would
 score otherwise than printed. "scheme alone" is `vision.premium.read_premiums`,
-the colour scheme's fixed prototypes, which calibration used until session 52.
+the colour scheme's fixed prototypes, for comparison: they name a square's kind by fixed
+colours, where calibration compares it with the box's own squares.
 """
 
 from __future__ import annotations

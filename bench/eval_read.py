@@ -210,8 +210,7 @@ FONTS_SHOWN = 6  # fonts listed by their misses after a synthetic set
 def _by_font(cases: list[dict]) -> None:
     """Print the fonts that hold the most wrong cells (true corners / corners found), with
     the share of each font's cells read right with the corners found: unseen fonts are not
-    alike (session 56: one hairline font, on 8 % of the held-out renders, held half their
-    misses)."""
+    alike (one hairline font, on 8 % of the held-out renders, holds half their misses)."""
     boards, wrong = Counter(), {mode: Counter() for mode in ("truth", "found")}
     for case in cases:
         boards[case["font"]] += 1

@@ -24,7 +24,7 @@ from vision.photo import load_photo
 from vision.rectify import rectify
 
 # px at 32 px per cell; the one-pixel steps too: a grid found 1 px off flipped a box's Щ/Ш
-# verdicts (novel box 12; docs/model-history.md, session 50)
+# verdicts (novel box 12)
 SHIFTS = ((0, 0), (-2, 0), (2, 0), (0, -2), (0, 2), (-2, -2), (2, 2),
           (-1, 0), (1, 0), (0, -1), (0, 1))
 SCALES = (1.0, 0.94, 1.06)

@@ -1,4 +1,4 @@
-"""The `erudit` command line: thin commands over engine/ and vision/ (SPEC §4)."""
+"""The `erudit` command line: thin commands over engine/ and vision/."""
 
 from __future__ import annotations
 

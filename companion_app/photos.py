@@ -266,7 +266,7 @@ class Evidence:
 
 def replay_photos(game: Game, paths: list[str], profile=None, data=None,
                   learn: bool = True) -> None:
-    """Play every photo as the next turn of `game` (SPEC §4 replay). A file that cannot be
+    """Play every photo as the next turn of `game` (`erudit replay`). A file that cannot be
     opened as a photo is an error naming it; so is a photo without a board that the next
     photo cannot stand in for."""
     from vision.photo import load_for_reading

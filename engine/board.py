@@ -1,4 +1,4 @@
-"""The board and its text notation (SPEC §3), cell names (`H8`) and GCG positions (`8H`, `H8`).
+"""The board and its text notation, cell names (`H8`) and GCG positions (`8H`, `H8`).
 
 >>> board = Board.parse("\\n".join(["." * 15] * 7 + ["......КОТ......"] + ["." * 15] * 7))
 >>> board["H8"], cell_name(7, 6)

@@ -1,4 +1,5 @@
-"""Turns and games as plain data (the JSON of SPEC §4) and as a readable scoreboard."""
+"""Turns and games as plain data (the JSON of `erudit replay --json`) and as a readable
+scoreboard."""
 
 from __future__ import annotations
 

@@ -99,7 +99,7 @@ def space_to_depth(path: Path, out_path: Path) -> Path:
     kernel, padded with zero weights to an even size, is regrouped the same way: each output
     is the same integer sum, so the network reads every crop alike, to the bit. Three input
     channels made that convolution onnxruntime's slowest; twelve make a board's crops run
-    ~18 % faster (session 60). The .json says how to cut the blocks (`vision.classifier`)."""
+    ~18 % faster. The .json says how to cut the blocks (`vision.classifier`)."""
     import onnx
     from onnx import helper, numpy_helper
 

@@ -1,4 +1,4 @@
-"""Per-box calibration (SPEC §4 `erudit calibrate`, `--profile`): a profile is built from
+"""Per-box calibration (`erudit calibrate`, `--profile`): a profile is built from
 rendered photos of a box the general model never trained on, saved under the data folder,
 reads that box better, and every bad input is refused with one clear line."""
 
@@ -363,7 +363,7 @@ def test_refuses_an_empty_photo_with_a_blank_or_star_tile_left_on_it(style, tmp_
 
 def test_glare_on_an_empty_board_is_not_taken_for_tiles(tmp_path):
     """A lamp's glare washes out four squares: unlike their mirror squares, but far lighter
-    and read as empty (this photo was refused as holding four tiles until session 52)."""
+    and read as empty, so the photo is not refused as holding four tiles."""
     image, _ = render_taken(EMPTY, 15_200_000, None, style="scrabble-vintage", clutter=False,
                             pose="any")  # a seed of no training run
     path = tmp_path / "glare.png"

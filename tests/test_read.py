@@ -66,7 +66,7 @@ def test_model_covers_every_ruleset_alphabet_one_to_one(load):
 
 def test_the_second_opinion_runs_on_the_calling_thread():
     """Its batches are small; a pool of its own would spin on the cores the first network's
-    next batch needs (docs/model-history.md, session 27). It reads as on two threads."""
+    next batch needs. It reads as on two threads."""
     first, second = load_model(), load_second()
     assert first.session.get_session_options().intra_op_num_threads == 2
     assert second.session.get_session_options().intra_op_num_threads == 1
@@ -203,7 +203,7 @@ def test_rendered_scrabble_board_reads_exactly_in_its_own_alphabet():
 
 
 # decisive: the inkiest cells' first vote settles the upright. Read through the tile tops, the
-# two others are not decided by it (session 49): their renders' long lenses are taken for a
+# two others are not decided by it: their renders' long lenses are taken for a
 # phone's, and their crops moved 0.1 cell too far; they read right, some 260 crops later.
 @pytest.mark.parametrize("seed,turn,decisive", [(9_000_201, 90, True), (9_000_202, 180, False),
                                                 (9_000_215, 270, False)])
@@ -252,7 +252,7 @@ def test_a_board_whose_inkiest_cells_are_printed_squares_settles_its_upright_on_
     # bench_read's late Эрудит-black board photographed from the other side: its 12 inkiest
     # cells are all printed premium squares, so they leave the upright open. The 12 inkiest
     # plain squares settle it, and the board is read once in its upright, not read as it lies
-    # and then again (its cells' reading 49 -> 32 ms, session 58)
+    # and then again (its cells' reading 49 -> 32 ms)
     board = late_board(100, "erudit-black")
     shot = render_photo(board, seed=100, style="erudit-black", size=(4000, 3000))
     photo = np.ascontiguousarray(shot.image[::-1, ::-1])

@@ -1,4 +1,4 @@
-"""SPEC §3: 15 lines of 15 characters; row 1 on top, column A on the left; `.` empty, upper
+"""Board text: 15 lines of 15 characters; row 1 on top, column A on the left; `.` empty, upper
 case a tile, `*` a star, lower case a star standing for that letter; cells `H8`, positions
 `8H` across and `H8` down."""
 

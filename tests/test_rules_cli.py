@@ -1,4 +1,4 @@
-"""SPEC §4 `erudit replay` on board texts and records, and `erudit rulesets`: the JSON shape,
+"""`erudit replay` on board texts and records, and `erudit rulesets`: the JSON shape,
 the table, players and names, the target, --gcg, a user's own ruleset; bad input is one line
 on stderr naming the file, a non-zero exit, never a traceback."""
 

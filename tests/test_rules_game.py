@@ -1,4 +1,4 @@
-"""SPEC §1 game flow: 2–4 players in turn order; pass or exchange leaves the board; the target
+"""Game flow: 2–4 players in turn order; pass or exchange leaves the board; the target
 score ends the game at the end of its round (highest total wins, a tie has no winner); undo;
 fixing a letter of an earlier turn re-scores every turn after it; end by agreement."""
 

@@ -1,4 +1,4 @@
-"""SPEC §1: the first word (2+ letters) covers H8; later moves put 1..rack tiles in one row or
+"""Legal moves: the first word (2+ letters) covers H8; later moves put 1..rack tiles in one row or
 column, with no gap except through tiles already there, touching them; nothing is removed or
 changed; no more of a letter than the box holds."""
 

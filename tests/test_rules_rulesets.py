@@ -1,4 +1,4 @@
-"""SPEC §2: the bundled rulesets hold exactly the letters, counts, values, racks, bonuses
+"""The bundled rulesets hold exactly the letters, counts, values, racks, bonuses
 and layouts of the rule sheets; a user's own ruleset is one more json file; a broken ruleset
 file is one clear line naming the file and the field, and hides no other ruleset."""
 
@@ -10,14 +10,14 @@ from conftest import write_ruleset
 from engine.errors import RulesetError
 from engine.ruleset import installed_rulesets, load_ruleset, ruleset_names
 
-# The tables of SPEC §2, copied as printed (count×points).
+# The publishers' tile tables, copied as printed (count×points).
 ERUDIT_TABLE = (
     "А10×1 Б3×3 В5×2 Г3×3 Д5×2 Е9×1 Ж2×5 З2×5 И8×1 Й4×2 К6×2 Л4×2 М5×2 Н8×1 О10×1 П6×2 "
     "Р6×2 С6×2 Т5×2 У3×3 Ф1×10 Х2×5 Ц1×10 Ч2×5 Ш1×10 Щ1×10 Ъ1×10 Ы2×5 Ь2×5 Э1×10 Ю1×10 Я3×3")
 SCRABBLE_RU_TABLE = (
     "А8×1 Б2×3 В4×1 Г2×3 Д4×2 Е8×1 Ё1×3 Ж1×5 З2×5 И5×1 Й1×4 К4×2 Л4×2 М3×2 Н5×1 О10×1 "
     "П4×2 Р5×1 С5×1 Т5×1 У4×2 Ф1×10 Х1×5 Ц1×5 Ч1×5 Ш1×8 Щ1×10 Ъ1×10 Ы2×4 Ь2×3 Э1×8 Ю1×8 Я2×3")
-# The standard English set (the SPEC names it; these are the well-known counts and points).
+# The standard English set (the well-known counts and points).
 ENGLISH_TABLE = (
     "A9×1 B2×3 C2×3 D4×2 E12×1 F2×4 G3×2 H2×4 I9×1 J1×8 K1×5 L4×1 M2×3 N6×1 O8×1 P2×3 "
     "Q1×10 R6×1 S4×1 T6×1 U4×1 V2×4 W2×4 X1×8 Y2×4 Z1×10")
@@ -148,10 +148,10 @@ def test_a_users_ruleset_may_say_how_its_jokers_look(tmp_path):
 
 @pytest.mark.parametrize("layout, grid, centre", [
     ("erudit", ERUDIT_GRID, "."), ("scrabble", SCRABBLE_GRID, "w")], ids=["erudit", "scrabble"])
-def test_layout_is_the_spec_grid(layout, grid, centre):
+def test_layout_is_the_printed_grid(layout, grid, centre):
     premiums = load_ruleset(layout).layout.premium
     resolved = "\n".join("".join(premiums(r, c) for c in range(15)) for r in range(15))
-    assert resolved == grid.replace("*", ".")    # the SPEC's `*` is Эрудит's plain centre
+    assert resolved == grid.replace("*", ".")    # the grid's `*` is Эрудит's plain centre
     assert premiums(7, 7) == centre              # H8: plain on Эрудит, ×2 word on Scrabble
 
 

@@ -1,4 +1,4 @@
-"""SPEC §1 scoring: premiums only under tiles placed this move (first-use rule), letter premiums
+"""Scoring: premiums only under tiles placed this move (first-use rule), letter premiums
 first, then word premiums multiply (two of them: ×4, ×9); cross-words with their own premiums;
 the whole rack earns the bonus; the words in order: main first, then cross-words.
 

@@ -1,4 +1,4 @@
-"""SPEC §1 the star: stands for any letter and scores 0 (option: its letter's value); shown as
+"""The star: stands for any letter and scores 0 (option: its letter's value); shown as
 `*` until its letter is known; a player may swap a star on the board for the real letter and
 must play the star in that same move (option: their next move); Scrabble blanks never swap."""
 

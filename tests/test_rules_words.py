@@ -1,4 +1,4 @@
-"""SPEC §1 allowed words by convention: common nouns in the nominative singular (pluralia tantum
+"""Allowed words by convention: common nouns in the nominative singular (pluralia tantum
 allowed), checked with pymorphy3; the check is off, a warning (the default: never blocks a
 score) or strict."""
 

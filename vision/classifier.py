@@ -250,8 +250,8 @@ def load_model(path: str | None = None, threads: int | None = None) -> Model:
     options.intra_op_num_threads = threads or meta.get("threads", 2)
     options.inter_op_num_threads = 1
     # threads that wait spinning take a run's next operator sooner: bench_read 2.05× → 1.89× a
-    # decode (session 24); left spinning after a run, they took a core from the next small
-    # batch and from the networks read side by side (12 crops 3.8 → 1.9 ms; session 43)
+    # decode; left spinning after a run, they take a core from the next small batch and from
+    # the networks read side by side (12 crops 3.8 → 1.9 ms when they stop)
     options.add_session_config_entry("session.intra_op.allow_spinning", "1")
     options.add_session_config_entry("session.force_spinning_stop", "1")
     if exact_way(meta, saturating_cpu()):  # a crop reads the same on every CPU
@@ -280,7 +280,7 @@ def load_profile_model() -> Model:
     then 193 with a second network that saw boxes in random colours).
     Each network reads on one thread, the two side by side: a calibrated read of a real photo
     took 10-28 % less time than with the first network on two threads and the second after
-    it (the same readings to the bit; docs/model-history.md, session 38)."""
+    it (the same readings to the bit)."""
     return replace(load_model(threads=1), partner=load_second())
 
 

@@ -4,8 +4,8 @@
     >>> rows[0]
     'W..l...W...l..W'
 
-Codes as in the layouts (SPEC §2): W ×3 word, w ×2 word, L ×3 letter, l ×2 letter, `*` centre,
-`.` plain, and `?` for a cell marked occupied or that cannot be told.
+Codes as in the layout files (engine/layouts): W ×3 word, w ×2 word, L ×3 letter, l ×2 letter,
+`*` centre, `.` plain, and `?` for a cell marked occupied or that cannot be told.
 Colours are compared relative to the board's own plain cells (the most common colour), which
 cancels most of a warm or cool light; cells in doubt take the kind of the cells they map to under
 the square's symmetries, as every premium layout is symmetric.

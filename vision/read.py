@@ -83,7 +83,7 @@ BLANK_DOUBT = 0.02
 STAR_SEEN = 0.9
 
 # ... from crops moved 2 px (of 32 per cell) each way, diagonals too: with the diagonals
-# (session 37, true corners) tuning renders 225 -> 214 wrong cells, unseen boxes 15-26
+# (true corners) tuning renders 225 -> 214 wrong cells, unseen boxes 15-26
 # zero-shot 281 -> 277 (30+ px boards 70 -> 60), fewer cells asked about in both
 SHIFTS = ((2, 0), (-2, 0), (0, 2), (0, -2), (2, 2), (-2, -2), (2, -2), (-2, 2))
 WHERE = np.column_stack(np.divmod(np.arange(SIZE * SIZE), SIZE)).astype(np.float32)

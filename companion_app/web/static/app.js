@@ -71,7 +71,7 @@ function setupPicker() {
       dialog.showModal();
     });
   }
-  // A star standing for a letter is written in lower case (board text, SPEC §3).
+  // A star standing for a letter is written in lower case, as in board text.
   form.addEventListener("submit", (event) => {
     const b = event.submitter;
     if (b && b.name === "symbol" && /^\p{L}$/u.test(b.value)) {
