@@ -5,7 +5,8 @@
     >>> game.play(Board.parse(text_of_the_board_after_a_turn)).score.total
 
 `load_ruleset` / `load_layout` read a box's rules and premium layout (bundled by name, or a
-file), `installed_rulesets` every installed ruleset (and the files that cannot be read); `Board` is a 15×15 grid of letters; `find_move` and `score_move` turn two boards into a
+file), `installed_rulesets` every installed ruleset (and the files that cannot be read);
+`Board` is a 15×15 grid of letters; `find_move` and `score_move` turn two boards into a
 scored move; `Game` keeps turns, passes, corrections and the winner; `read_record` and
 `write_record` read and write GCG records; `check_word` is the Russian word check. Every error
 a user can cause is an `EruditError`.
