@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from engine.board import EMPTY, Board, cell_name, cell_names, is_star
-from engine.errors import EruditError, GameError, PhotoError
+from engine.errors import EruditError, GameError, Message, PhotoError
 from engine.game import Game
 from engine.infer import (
     best_shift,
@@ -58,7 +58,7 @@ class Proposal:
     alternatives: list[dict]
     cells: list[str]
     rectified_jpeg: bytes
-    message: str | None = None
+    message: str | Message | None = None
     reading: object = field(default=None, repr=False)
 
 
@@ -215,7 +215,7 @@ def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Prop
     elif trust(before, reading) < DOUBTFUL:
         sure, message = False, "the board is hard to read in this photo: check the move"
     elif result.shown:  # a tile the move leaves out: not among the highlighted cells
-        message = f"the photo shows a tile at {cell_names(result.shown)} too: check the move"
+        message = Message("tile_shown", cells=cell_names(result.shown))
     elif not sure:
         message = "unsure reading: check the highlighted cells"
     return Proposal(board, sure, result.alternatives, cells,
@@ -349,7 +349,7 @@ class Glimpse:
     shows which of two moves the next photo shows came first; the letters come from that
     photo."""
 
-    reason: str
+    reason: str | Message
     labels: list[str]
     probs: np.ndarray
     corners: np.ndarray
@@ -379,7 +379,8 @@ def glimpse(game: Game, image: np.ndarray, error) -> Glimpse | None:
     seen = sum(bool(tile[row, col]) for row, col, _ in tiles)
     if seen < GLIMPSE_SEEN * len(tiles) or tile.sum() - seen > game.ruleset.rack:
         return None
-    return Glimpse(str(error), labels, probs, np.roll(reading.corners, -turns, axis=0))
+    return Glimpse(error.message or str(error), labels, probs,
+                   np.roll(reading.corners, -turns, axis=0))
 
 
 def _presence(empty: np.ndarray, labels: list[str]) -> np.ndarray:
@@ -406,7 +407,7 @@ class Unreadable:
     """A photo of the board in which no board could be found: evidence of nothing, so its
     move is read from the next photo, which shows this turn's tiles and the next turn's."""
 
-    reason: str
+    reason: str | Message
     labels: list[str]
     corners = None
 
@@ -463,7 +464,7 @@ class _Photos:
             if foreign:  # evidence of nothing: its turn is read from the next photo
                 source = self.sources[index]
                 named = f"{source}: " if isinstance(source, str | Path) else ""
-                reading = Unreadable(named + foreign, _labels(game))
+                reading = Unreadable(f"{named}{foreign}", _labels(game))
         self._readings[index] = (reading, tiles)
         return reading
 
@@ -480,7 +481,7 @@ def _unread(game: Game, image: np.ndarray, error: PhotoError):
     from vision.locate import IllegibleBoard
 
     seen = glimpse(game, image, error) if isinstance(error, IllegibleBoard) else None
-    return seen or Unreadable(str(error), _labels(game))
+    return seen or Unreadable(error.message or str(error), _labels(game))
 
 
 def _labels(game: Game) -> list[str]:
@@ -489,7 +490,7 @@ def _labels(game: Game) -> list[str]:
     return labels_for(game.ruleset.alphabet)
 
 
-def not_this_board(before: Board, reading) -> str | None:
+def not_this_board(before: Board, reading) -> Message | None:
     """Why a photo's reading cannot be of the game's board, or None: it shows almost none of
     the tiles already down where they were (judged from MIN_JUDGED tiles on)."""
     tiles = len(list(before.tiles()))
@@ -498,8 +499,7 @@ def not_this_board(before: Board, reading) -> str | None:
     seen = tiles_seen(before, reading.probs, reading.labels)
     if seen >= FOREIGN_SHARE * tiles:
         return None
-    return (f"this photo does not show this game's board (tiles already down where they were: "
-            f"{seen} of {tiles})")
+    return Message("foreign_board", seen=seen, tiles=tiles)
 
 
 def trust(before: Board, reading) -> float:

@@ -36,16 +36,6 @@ def test_english_is_chosen_by_query_and_remembered(app):
     assert "Новая игра" in phone.get("/?lang=xx").get_data(as_text=True)
 
 
-def test_every_template_text_has_a_russian_translation():
-    from companion_app.web.i18n import RU
-
-    pattern = re.compile(r"""_\(\s*(["'])(.+?)\1""")
-    texts = {m.group(2) for path in TEMPLATES.glob("*.html")
-             for m in pattern.finditer(path.read_text("utf-8"))}
-    assert len(texts) > 50
-    assert sorted(texts - set(RU)) == []
-
-
 def test_the_whole_game_works_with_plain_forms(app, reader):
     phone = app.test_client()
     token = csrf_of(phone)
@@ -117,39 +107,6 @@ def test_word_check_page(client):
     game = new_game(client)
     page = client.get(f"/g/{game}/word?w=москва&lang=ru").get_data(as_text=True)
     assert "МОСКВА" in page and "нельзя" in page and "имя собственное" in page
-
-
-def test_move_errors_read_in_russian(app):
-    from flask import g
-
-    from companion_app.web.i18n import translate_error
-    from vision.photo import unopenable
-    with app.test_request_context("/?lang=ru"):
-        g.lang = "ru"
-        assert translate_error("turn 3: gap in the new word at H9") == (
-            "ход 3: пропуск в новом слове: H9")
-        assert translate_error("turn 4: word not allowed: КОТЫ: not in the nominative singular; "
-                               "МОСКВА: a proper name or abbreviation") == (
-            "ход 4: слово не допускается: КОТЫ: не в именительном падеже единственного числа; "
-            "МОСКВА: имя собственное или сокращение")
-        assert translate_error("the game is over: Борис won; no more turns") == (
-            "игра окончена: победил(а) Борис; ходов больше нет")
-        assert translate_error("no board found") == "доска не найдена"
-        assert translate_error("board too small to read (cells of 12 px)") == (
-            "доска слишком мелкая, чтобы прочитать (клетки по 12 пикс.)")
-        assert translate_error("not a photo (its header gives no size)") == (
-            "это не фото (в заголовке нет размера)")
-        assert translate_error("photo too small to hold a board") == (
-            "фото слишком маленькое: доска на нём не поместится")
-        assert translate_error("the photo shows a tile at J9, H2 too: check the move") == (
-            "на фото видна фишка и на J9, H2: проверьте ход")
-        assert translate_error(unopenable("HEIC")) == (
-            "фото в формате HEIC здесь не открыть: сохраните его в JPEG "
-            "(iPhone: Настройки → Камера → Форматы → Наиболее совместимый)")
-        assert translate_error("no such photo: a note") == "no such photo: a note"  # left as is
-        g.lang = "en"
-        assert translate_error("turn 3: gap in the new word at H9") == (
-            "turn 3: gap in the new word at H9")
 
 
 def test_the_turn_card_tells_the_player_to_photograph_from_above(app):

@@ -16,7 +16,7 @@ from contextlib import ExitStack, contextmanager
 import cv2
 import numpy as np
 
-from engine.errors import PhotoError
+from engine.errors import Message, PhotoError
 
 MAX_PIXELS = 1 << 30  # OpenCV's default CV_IO_MAX_IMAGE_PIXELS: larger images are refused
 REDUCED_DECODES = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2,
@@ -75,11 +75,9 @@ def foreign_format(head: bytes) -> str | None:
     return next((name for name, names in _BRANDS if brands & names), None)
 
 
-def unopenable(kind: str) -> str:
+def unopenable(kind: str) -> Message:
     """Why a photo in a foreign format is refused, and what the player can do about it."""
-    article = "an" if kind[0] in "AEIOU" else "a"
-    return (f"{article} {kind} photo cannot be opened here: save it as JPEG "
-            "(iPhone: Settings → Camera → Formats → Most Compatible)")
+    return Message("photo_format", article="an" if kind[0] in "AEIOU" else "a", kind=kind)
 
 
 # What libjpeg and libpng print while decoding (they write to the process's stderr themselves).

@@ -50,14 +50,14 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
     app.json.ensure_ascii = False             # letters as letters in the JSON API
     db.init_db(folder / "games.sqlite3")
     app.teardown_appcontext(db.close_db)
-    app.before_request(i18n.select_language)
+    i18n.init_app(app)
     app.before_request(guard.check_request)
-    app.after_request(i18n.remember_language)
     app.after_request(_security_headers)
     app.register_error_handler(EruditError, answer.handle_erudit)
     app.register_error_handler(HTTPException, answer.handle_http)
     app.register_error_handler(Exception, answer.handle_unexpected)
-    app.jinja_env.globals.update(_=i18n.gettext, lang=i18n.lang, tr=i18n.translate_error,
+    app.jinja_env.globals.update(_=i18n.gettext, ngettext=i18n.ngettext, lang=i18n.lang,
+                                 tr=i18n.translate_error,
                                  csrf_token=guard.csrf_token, formula=formula,
                                  columns=COLUMNS)
     for blueprint in (home.bp, play.bp, review.bp, boxes.bp):

@@ -47,11 +47,16 @@ def done(token: str, anchor: str = ""):
     return redirect(url_for("play.page", token=token) + anchor, code=303)
 
 
-def error_response(message: str, status: int):
-    """The error as JSON, or on the game page it concerns, or on a plain error page."""
-    text = translate_error(message)
+def error_response(error: EruditError | str, status: int):
+    """The error as JSON (its text in the page's language, and its code and parameters when
+    it has them), or on the game page it concerns, or on a plain error page."""
+    text = translate_error(error)
     if wants_json():
-        return jsonify({"error": text, "status": status}), status
+        body = {"error": text, "status": status}
+        message = error.message if isinstance(error, EruditError) else None
+        if message is not None:
+            body.update(message.to_json())
+        return jsonify(body), status
     token = (request.view_args or {}).get("token")
     if token and status != 404:
         try:
@@ -62,7 +67,7 @@ def error_response(message: str, status: int):
 
 
 def handle_erudit(exc: EruditError):
-    return error_response(str(exc), status_of(exc))
+    return error_response(exc, status_of(exc))
 
 
 def handle_http(exc: HTTPException):
@@ -71,7 +76,7 @@ def handle_http(exc: HTTPException):
 
         megabytes = current_app.config["MAX_CONTENT_LENGTH"] / (1024 * 1024)
         limit = f"{megabytes:.0f}" if megabytes >= 1 else f"{megabytes:.1f}"
-        return error_response(f"the upload is larger than {limit} MB", 413)
+        return error_response(EruditError(code="upload_too_large", mb=limit), 413)
     return error_response(exc.description or exc.name, exc.code or 500)
 
 

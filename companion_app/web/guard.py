@@ -45,4 +45,4 @@ def _check_origin() -> None:
         return  # non-browser clients and some privacy settings send none; the token still guards
     parts = urlsplit(source)
     if parts.netloc != request.host:
-        raise Forbidden(f"request from another site ({parts.netloc or source}) refused")
+        raise Forbidden(code="another_site", site=parts.netloc or source)

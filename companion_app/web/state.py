@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 from flask import url_for
 
 from companion_app.photos import RECTIFIED_MARGIN
 from engine import report
 from engine.board import Board, cell_name, is_star, parse_cell
-from engine.errors import EruditError
+from engine.errors import EruditError, Message
 from engine.game import Game, Turn
 from engine.ruleset import SIZE
 
+from .i18n import translate_error
 from .store import Pending, Record
 
 
@@ -66,6 +69,7 @@ def pending_state(token: str, pending: Pending | None, game: Game) -> dict | Non
     if pending is None:
         return None
     turn, error = preview(game, Board.parse(pending.board))
+    error = translate_error(error) if error is not None else None
     if turn is not None:
         new = [p["cell"] for p in report.turn_dict(turn)["tiles"]]
         move, words = report.turn_dict(turn), report.breakdown(turn)
@@ -75,7 +79,7 @@ def pending_state(token: str, pending: Pending | None, game: Game) -> dict | Non
     return {
         "id": pending.pid, "turn": pending.number, "board": pending.board.split("\n"),
         "proposed": pending.proposed.split("\n"), "new": new, "sure": pending.sure,
-        "alternatives": pending.alternatives, "message": pending.message,
+        "alternatives": pending.alternatives, "message": note(pending.message),
         "move": move, "breakdown": words, "verdicts": verdicts, "error": error,
         "photo": _image_urls(token, "pending-" + pending.pid),
         "stars": [c for c in new if _is_unknown_star(pending.board, c)],
@@ -95,12 +99,21 @@ def photo_marks(cells: list[str]) -> list[dict]:
     return marks
 
 
-def preview(game: Game, board: Board) -> tuple[Turn | None, str | None]:
+def note(stored: str | None) -> str | None:
+    """A proposal's note (kept by code and parameters, or as text) in the page's language."""
+    if not stored:
+        return None
+    if stored.startswith("{"):
+        return translate_error(Message.from_json(json.loads(stored)))
+    return translate_error(stored)
+
+
+def preview(game: Game, board: Board) -> tuple[Turn | None, EruditError | None]:
     """Score `board` as the next turn without keeping it."""
     try:
         turn = game.play(board)
     except EruditError as exc:
-        return None, str(exc)
+        return None, exc
     game.undo()
     return turn, None
 

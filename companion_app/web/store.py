@@ -133,8 +133,7 @@ def build_game(record: Record, data_dir: Path) -> Game:
 def expect_turn(record: Record, expected: int) -> None:
     """The precondition every change carries: the number the next turn will get."""
     if expected != record.next_turn:
-        raise Stale(f"the game has moved on (next turn is {record.next_turn}, "
-                    f"not {expected}); reload the page")
+        raise Stale(code="moved_on", next=record.next_turn, sent=expected)
 
 
 def add_turn(conn: sqlite3.Connection, record: Record, kind: str, board: str | None = None,

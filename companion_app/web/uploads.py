@@ -80,8 +80,8 @@ def check_image(data: bytes) -> str:
     if width <= 0 or height <= 0:
         raise PhotoError("not a photo (its header gives no size)")
     if width * height > MAX_PIXELS:
-        raise PhotoTooLarge(f"the photo claims {width}×{height} pixels; "
-                            f"the limit is {MAX_PIXELS // 1_000_000} megapixels")
+        raise PhotoTooLarge(code="pixels_claimed", width=width, height=height,
+                            limit=MAX_PIXELS // 1_000_000)
     # a JPEG cut short decodes without complaint (its missing part grey), so it is caught
     # by its missing end marker; a reduced decode reads every compressed byte, so a corrupt
     # file fails here, at an eighth of the cost of a full decode

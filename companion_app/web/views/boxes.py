@@ -20,7 +20,7 @@ from .home import installed_ruleset, ruleset_choices
 
 bp = Blueprint("boxes", __name__)
 
-PHOTOS = {"empty": "empty photo", "alphabet": "alphabet photo"}  # form field: how errors name it
+PHOTOS = ("empty", "alphabet")  # the form's photo fields
 SQUARES = {".": "plain square", "*": "centre", **PREMIUM_NAMES}  # layout code: its name
 
 
@@ -38,7 +38,7 @@ def calibrate():
     except EruditError as exc:
         if wants_json():
             raise
-        return _page(error=translate_error(str(exc))), status_of(exc)
+        return _page(error=translate_error(exc)), status_of(exc)
     if wants_json():
         return jsonify(box), 201
     return redirect(url_for("boxes.index") + f"#box-{box['name']}", code=303)
@@ -54,8 +54,7 @@ def _calibrated(form, files) -> dict:
     ruleset = installed_ruleset(form.get("ruleset", "erudit"))
     replace = form.get("replace") in ("1", "on", "true")
     if profile_folder(name, data_dir()).exists() and not replace:
-        raise Conflict(f"a box named {name!r} is already calibrated: choose another name "
-                       "or replace it")
+        raise Conflict(code="box_exists", name=name)
     sent = {field: files[field] for field in PHOTOS if files.get(field) and files[field].filename}
     if "empty" not in sent:
         raise BadInput("no photo of the empty board (field 'empty')")
@@ -65,10 +64,12 @@ def _calibrated(form, files) -> dict:
             profile = build_profile(paths["empty"], paths.get("alphabet"), name, ruleset,
                                     data_dir())
         except ProfileError as exc:  # name the photos as the player sent them
-            message = str(exc)
-            for field, path in paths.items():
-                message = message.replace(str(path), _sent_name(sent[field]))
-            raise ProfileError(message) from None
+            if exc.message is None:
+                raise
+            names = {str(path): _sent_name(sent[field]) for field, path in paths.items()}
+            params = {key: names.get(str(value), value)
+                      for key, value in exc.message.params.items()}
+            raise ProfileError(code=exc.message.code, **params) from None
     return describe(profile.meta())
 
 
@@ -78,7 +79,8 @@ def _saved(upload, field: str, folder: Path) -> Path:
     try:
         ext = check_image(data)
     except PhotoError as exc:
-        raise type(exc)(f"{PHOTOS[field]} {_sent_name(upload)}: {exc}") from None
+        raise type(exc)(code=f"{field}_photo_refused", name=_sent_name(upload),
+                        error=exc) from None
     path = folder / f"{field}.{ext}"
     path.write_bytes(data)
     return path

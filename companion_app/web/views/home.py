@@ -71,6 +71,5 @@ def _target(text: str) -> int | None:
     if not text or text == "0":
         return None
     if not text.isdigit() or int(text) > MAX_TARGET:
-        raise BadInput(f"the target score must be a whole number up to {MAX_TARGET}, "
-                       f"not {text!r}")
+        raise BadInput(code="target_score", limit=MAX_TARGET, sent=text)
     return int(text)

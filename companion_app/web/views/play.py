@@ -4,13 +4,14 @@ acting on a stale page gets 409 instead of scoring a turn twice."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from contextlib import contextmanager
 
 from flask import Blueprint, current_app, request
 
 from engine.board import Board, cell_name, parse_cell
-from engine.errors import GameError
+from engine.errors import GameError, Message
 
 from .. import db, store, uploads
 from ..answer import BadInput, done, form_int, wants_json
@@ -58,7 +59,8 @@ def photo(token: str):
         name = f"pending-{pid}.{ext}"
         board = str(proposal.board)
         pending = store.Pending(pid, expected, board, board, bool(proposal.sure),
-                                list(proposal.alternatives), proposal.message, name)
+                                list(proposal.alternatives), stored_message(proposal.message),
+                                name)
         with db.write() as conn:
             fresh = store.find(conn, token)
             store.expect_turn(fresh, expected)
@@ -72,6 +74,13 @@ def photo(token: str):
         for temp in temps:
             temp.unlink(missing_ok=True)
     return done(token, "#pending")
+
+
+def stored_message(message: Message | str | None) -> str | None:
+    """A proposal's note as kept with it: by code and parameters (JSON), or its text."""
+    if isinstance(message, Message):
+        return json.dumps(message.to_json(), ensure_ascii=False)
+    return message
 
 
 @bp.post("/g/<token>/confirm")
@@ -134,7 +143,7 @@ def cell(token: str):
         elif record.pending is not None:
             _edit_pending(conn, record, (row, col), symbol)
         else:
-            raise GameError(f"no tile on {name.upper()} and no photo waiting to be confirmed")
+            raise GameError(code="no_tile_no_photo", cell=name.upper())
     return done(token, "#board")
 
 
@@ -146,7 +155,7 @@ def _checked_symbol(symbol: str, alphabet) -> str:
 
 def _fix_confirmed(conn, record, game, number: int, rc: tuple[int, int], symbol: str) -> None:
     if symbol == ".":
-        raise GameError(f"turn {number} placed that tile; to take it back, undo the turn")
+        raise GameError(code="placed_by_turn", number=number)
     old = game.board[rc]
     game.fix(number, cell_name(*rc), symbol)
     store.save_boards(conn, record, game)
