@@ -55,7 +55,7 @@ def test_the_whole_game_works_with_plain_forms(app, reader):
     assert response.status_code == 303
     page = phone.get(game_url).get_data(as_text=True)
     assert "Ход 1: проверьте, что прочитано" in page and "Подтвердить" in page
-    assert page.count(" tile new") == 3                          # КОТ highlighted
+    assert page.count(" tile new") == 6       # КОТ highlighted on the board and in the close-up
     pid = re.search(r'name="pending" value="([0-9a-f]+)"', page).group(1)
     response = phone.post(game_url + "/confirm", data={"csrf": token, "turn": "1",
                                                        "pending": pid})

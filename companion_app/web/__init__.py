@@ -17,13 +17,13 @@ from flask import Flask
 from werkzeug.exceptions import HTTPException
 
 from companion_app.settings import data_dir as default_data_dir
-from engine.board import COLUMNS
+from engine.board import COLUMNS, cell_name, parse_position
 from engine.errors import EruditError
 from engine.files import folder_why
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
 
-from . import answer, db, guard, i18n
-from .views import boxes, home, play, review
+from . import answer, db, events, guard, i18n
+from .views import boxes, home, play, review, scoreboard
 
 MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
 
@@ -51,16 +51,17 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
     db.init_db(folder / "games.sqlite3")
     app.teardown_appcontext(db.close_db)
     i18n.init_app(app)
+    events.init_app(app)
     app.before_request(guard.check_request)
     app.after_request(_security_headers)
     app.register_error_handler(EruditError, answer.handle_erudit)
     app.register_error_handler(HTTPException, answer.handle_http)
     app.register_error_handler(Exception, answer.handle_unexpected)
     app.jinja_env.globals.update(_=i18n.gettext, ngettext=i18n.ngettext, lang=i18n.lang,
-                                 tr=i18n.translate_error,
-                                 csrf_token=guard.csrf_token, formula=formula,
-                                 columns=COLUMNS)
-    for blueprint in (home.bp, play.bp, review.bp, boxes.bp):
+                                 tr=i18n.translate_error, script_texts=i18n.script_texts,
+                                 at=position_text, columns=COLUMNS,
+                                 csrf_token=guard.csrf_token, formula=formula)
+    for blueprint in (home.bp, play.bp, review.bp, boxes.bp, scoreboard.bp):
         app.register_blueprint(blueprint)
     return app
 
@@ -96,6 +97,13 @@ def formula(word: dict) -> str:
     if word["word_multiplier"] > 1:
         total = f"({total}) × {word['word_multiplier']}"
     return f"{total} = {word['score']}"
+
+
+def position_text(at: str) -> str:
+    """A word's place as the page writes every place: its first cell and its direction
+    (`G8→` across, `G6↓` down), not the record's `8G`/`G6`."""
+    row, col, across = parse_position(at)
+    return f"{cell_name(row, col)}{'→' if across else '↓'}"
 
 
 def lan_address() -> str | None:
@@ -152,4 +160,5 @@ def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None =
     try:
         server.serve_forever()
     finally:
+        events.close_streams(app)
         server.server_close()

@@ -41,7 +41,11 @@ def status_of(exc: EruditError) -> int:
 
 
 def done(token: str, anchor: str = ""):
-    """After a change: the new state as JSON, or back to the game page (POST → redirect → GET)."""
+    """After a change: every open page of the game is told; the new state as JSON, or back to
+    the game page (POST → redirect → GET)."""
+    from .events import publish
+
+    publish(token)
     if wants_json():
         return state_json(token)
     return redirect(url_for("play.page", token=token) + anchor, code=303)

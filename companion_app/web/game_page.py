@@ -46,8 +46,11 @@ def render_page(token: str, error: str | None = None) -> str:
         last = state["moves"][-1]["tiles"] if state["moves"] else []
         cells = grid(state["board"], game, [t["cell"] for t in last], state["placed"])
     qr = segno.make(state["join_url"], error="m").svg_inline(border=2, omitsize=True)
+    from .views.scoreboard import view_url
+
     return render_template("game.html", s=state, cells=cells, error=error, qr=qr,
-                           values=game.ruleset.values, box_cells=_box_cells(record, game))
+                           values=game.ruleset.values, box_cells=_box_cells(record, game),
+                           tv_url=view_url(token))
 
 
 def _box_cells(record, game) -> int:

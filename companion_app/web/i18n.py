@@ -68,3 +68,16 @@ def translate_error(error: EruditError | Message | str) -> str:
     if isinstance(error, EruditError | Message):
         return error.render(plain)
     return plain(str(error))
+
+
+def script_texts() -> dict:
+    """What the page's script says itself, in the page's language."""
+    return {
+        "network": gettext("No connection to the server: check the Wi-Fi and try again."),
+        "server": gettext("The server did not answer properly (error {status}): try again."),
+        "failed": gettext("That did not work: try again."),
+        "shrinking": gettext("Preparing the photo…"),
+        "sending": gettext("Sending the photo: {sent} of {total} MB"),
+        "reading": gettext("Reading the board…"),
+        "forget": gettext("Forget"),
+    }

@@ -13,6 +13,7 @@ from engine.errors import EruditError, Message
 from engine.game import Game, Turn
 from engine.ruleset import SIZE
 
+from .events import signature
 from .i18n import translate_error
 from .store import Pending, Record
 
@@ -43,6 +44,7 @@ def game_state(record: Record, game: Game, join_url: str) -> dict:
         "unseen_total": sum(game.unseen().values()),
         "pending": pending_state(token, record.pending, game),
         "alphabet": list(game.ruleset.alphabet),
+        "signature": signature(record),
     }
 
 
@@ -76,15 +78,61 @@ def pending_state(token: str, pending: Pending | None, game: Game) -> dict | Non
         verdicts = [{"word": v.word, "ok": v.ok, "reason": v.reason} for v in turn.verdicts]
     else:
         new, move, words, verdicts = changed_cells(game.board, pending.board), None, [], []
+    stars = [c for c in new if _is_unknown_star(pending.board, c)]
     return {
         "id": pending.pid, "turn": pending.number, "board": pending.board.split("\n"),
         "proposed": pending.proposed.split("\n"), "new": new, "sure": pending.sure,
         "alternatives": pending.alternatives, "message": note(pending.message),
         "move": move, "breakdown": words, "verdicts": verdicts, "error": error,
         "photo": _image_urls(token, "pending-" + pending.pid),
-        "stars": [c for c in new if _is_unknown_star(pending.board, c)],
+        "stars": stars,
+        "doubtful": doubtful_cells(game.board, pending, new, stars),
+        "readings": [reading(game, index, alternative)
+                     for index, alternative in enumerate(pending.alternatives)],
+        "window": window(new),
         "marks": photo_marks(new),
     }
+
+
+def doubtful_cells(before: Board, pending: Pending, new: list[str], stars: list[str]) -> list[str]:
+    """The cells a player should look at: where another reading the photo allows differs from
+    the proposed one (every new tile when the reader gave none), and stars of unknown letter.
+    None once the player has put the move right by hand."""
+    if pending.sure:
+        return stars
+    proposed = Board.parse(pending.proposed)
+    cells = set()
+    for alternative in pending.alternatives:
+        board = _with_tiles(before, alternative["tiles"])
+        cells |= {cell_name(r, c) for r, c, *_ in board.changes(proposed)}
+    if not cells:
+        cells = set(new)
+    return sorted(cells | set(stars), key=parse_cell)
+
+
+def reading(game: Game, index: int, alternative: dict) -> dict:
+    """Another reading of the photo as the players judge it: its words and their scores."""
+    turn, error = preview(game, _with_tiles(game.board, alternative["tiles"]))
+    words = report.turn_dict(turn)["words"] if turn is not None else []
+    return {"index": index, "words": words, "score": turn.score.total if turn else None,
+            "cells": [t["cell"] for t in alternative["tiles"]], "legal": turn is not None}
+
+
+def _with_tiles(before: Board, tiles: list[dict]) -> Board:
+    board = before.copy()
+    for tile in tiles:
+        board.set(*parse_cell(tile["cell"]), tile["letter"])
+    return board
+
+
+def window(cells: list[str], margin: int = 1) -> dict | None:
+    """The rows and columns around `cells` that the close-up correction view shows."""
+    if not cells:
+        return None
+    places = [parse_cell(c) for c in cells]
+    rows, cols = [r for r, _ in places], [c for _, c in places]
+    return {"rows": [max(0, min(rows) - margin), min(SIZE - 1, max(rows) + margin)],
+            "cols": [max(0, min(cols) - margin), min(SIZE - 1, max(cols) + margin)]}
 
 
 def photo_marks(cells: list[str]) -> list[dict]:

@@ -168,6 +168,12 @@ def save_boards(conn: sqlite3.Connection, record: Record, game: Game) -> None:
                          (str(turn.board), record.id, turn.number))
 
 
+def set_sure(conn: sqlite3.Connection, record: Record, number: int) -> None:
+    """Turn `number` has been put right by hand: no longer an unsure reading."""
+    conn.execute("UPDATE turns SET sure = 1 WHERE game_id = ? AND number = ?",
+                 (record.id, number))
+
+
 def drop_last_turn(conn: sqlite3.Connection, record: Record) -> None:
     conn.execute("DELETE FROM turns WHERE game_id = ? AND number = ?",
                  (record.id, len(record.turns)))

@@ -13,11 +13,18 @@ from flask import Blueprint, current_app, request
 from engine.board import Board, cell_name, parse_cell
 from engine.errors import GameError, Message
 
-from .. import db, store, uploads
+from .. import db, events, store, uploads
 from ..answer import BadInput, done, form_int, wants_json
 from ..game_page import data_dir, load, render_page, state_json
+from ..i18n import gettext, ngettext
 
 bp = Blueprint("play", __name__)
+
+
+@bp.get("/g/<token>/events")
+def events_of(token: str):
+    store.find(db.get_db(), token)
+    return events.stream(token)
 
 
 @bp.get("/g/<token>")
@@ -111,6 +118,7 @@ def alternative(token: str):
         for tile in pending.alternatives[index]["tiles"]:
             board.set(*parse_cell(tile["cell"]), tile["letter"])
         pending.board = str(board)
+        pending.sure = True             # the players chose it
         store.save_pending(conn, record, pending)
     return done(token, "#pending")
 
@@ -127,8 +135,10 @@ def discard(token: str):
 
 @bp.post("/g/<token>/cell")
 def cell(token: str):
-    """Correct one cell: a confirmed tile through the engine's fix (everything after it is
-    re-scored), otherwise the pending board; `symbol` lower case declares a star's letter."""
+    """Correct one cell: the pending board, or a confirmed tile through the engine's fix, which
+    re-scores every later turn and so is only done once the player has agreed (`agree=1`) to
+    the changes the answer lists; `symbol` lower case declares a star's letter. A move put
+    right by hand is no longer unsure."""
     expected = form_int("turn")
     name, symbol = request.form.get("cell", ""), request.form.get("symbol", "").strip()
     row, col = parse_cell(name)
@@ -139,12 +149,65 @@ def cell(token: str):
         symbol = _checked_symbol(symbol, game.ruleset.alphabet)
         placed = game.placed_turns().get((row, col))
         if placed is not None:
+            before = _scores(game)
             _fix_confirmed(conn, record, game, placed, (row, col), symbol)
+            changes = _changes(before, _scores(game), game)
+            if changes and request.form.get("agree") != "1":
+                raise AskFirst(placed, cell_name(row, col), changes)   # rolls the fix back
+            store.set_sure(conn, record, placed)
         elif record.pending is not None:
             _edit_pending(conn, record, (row, col), symbol)
         else:
             raise GameError(code="no_tile_no_photo", cell=name.upper())
     return done(token, "#board")
+
+
+class AskFirst(Exception):
+    """A correction of a confirmed turn that changes scores, not yet agreed to."""
+
+    def __init__(self, number: int, cell: str, changes: list[str]):
+        super().__init__(cell)
+        self.number, self.cell, self.changes = number, cell, changes
+
+
+@bp.errorhandler(AskFirst)
+def ask_first(asked: AskFirst):
+    """409 with the question: what the correction will change; the same request with agree=1
+    makes it."""
+    question = gettext("Correct {cell} of turn {n}? This changes:", cell=asked.cell,
+                       n=asked.number)
+    if wants_json():
+        return jsonify({"ask": question, "changes": asked.changes, "status": 409}), 409
+    token = request.view_args["token"]
+    return render_page(token, error=" ".join([question, *asked.changes])), 409
+
+
+def _scores(game) -> dict:
+    """What a correction can change: each turn's words and score, and the totals."""
+    return {"turns": [(t.number, t.player, [(w.word, w.score) for w in t.score.words],
+                       t.score.total) for t in game.turns], "totals": list(game.totals)}
+
+
+def _changes(before: dict, after: dict, game) -> list[str]:
+    """The changes a correction makes, as lines for the player to agree to."""
+    lines = []
+    for old, new in zip(before["turns"], after["turns"], strict=True):
+        if old != new:
+            number, player, words, score = new
+            lines.append(gettext("Turn {n} ({name}): {before} → {after}", n=number,
+                                 name=game.players[player],
+                                 before=_words_line(old[2], old[3]),
+                                 after=_words_line(words, score)))
+    if before["totals"] != after["totals"]:
+        lines.append(gettext("Score: {scores}", scores=", ".join(
+            f"{name} {old} → {new}" for name, old, new in
+            zip(game.players, before["totals"], after["totals"], strict=True) if old != new)))
+    return lines
+
+
+def _words_line(words: list[tuple[str, int]], score: int) -> str:
+    text = ", ".join(word.upper() for word, _ in words)
+    return f"{text} ({ngettext('{n} point', '{n} points', score)})"
 
 
 def _checked_symbol(symbol: str, alphabet) -> str:
@@ -171,6 +234,7 @@ def _edit_pending(conn, record, rc: tuple[int, int], symbol: str) -> None:
     board = Board.parse(record.pending.board)
     board.set(*rc, symbol)
     record.pending.board = str(board)
+    record.pending.sure = True          # a person has looked at it and put it right
     store.save_pending(conn, record, record.pending)
 
 
