@@ -61,6 +61,7 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
                                  tr=i18n.translate_error, script_texts=i18n.script_texts,
                                  at=position_text, columns=COLUMNS,
                                  csrf_token=guard.csrf_token, formula=formula)
+    app.jinja_env.filters["sentence"] = sentence
     for blueprint in (home.bp, play.bp, review.bp, boxes.bp, scoreboard.bp):
         app.register_blueprint(blueprint)
     return app
@@ -97,6 +98,11 @@ def formula(word: dict) -> str:
     if word["word_multiplier"] > 1:
         total = f"({total}) × {word['word_multiplier']}"
     return f"{total} = {word['score']}"
+
+
+def sentence(text: str) -> str:
+    """A message shown on its own, as a sentence: its first letter a capital (`H8` stays)."""
+    return text[:1].upper() + text[1:]
 
 
 def position_text(at: str) -> str:

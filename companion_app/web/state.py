@@ -82,13 +82,17 @@ def pending_state(token: str, pending: Pending | None, game: Game) -> dict | Non
     return {
         "id": pending.pid, "turn": pending.number, "board": pending.board.split("\n"),
         "proposed": pending.proposed.split("\n"), "new": new, "sure": pending.sure,
-        "alternatives": pending.alternatives, "message": note(pending.message),
+        "alternatives": pending.alternatives,
+        # the reader's note is about its reading: gone once the players put the move right
+        "message": note(pending.message) if pending.board == pending.proposed else None,
+        "corrected": pending.board != pending.proposed,
         "move": move, "breakdown": words, "verdicts": verdicts, "error": error,
         "photo": _image_urls(token, "pending-" + pending.pid),
         "stars": stars,
         "doubtful": doubtful_cells(game.board, pending, new, stars),
         "readings": [reading(game, index, alternative)
-                     for index, alternative in enumerate(pending.alternatives)],
+                     for index, alternative in enumerate(pending.alternatives)
+                     if str(_with_tiles(game.board, alternative["tiles"])) != pending.board],
         "window": window(new),
         "marks": photo_marks(new),
     }

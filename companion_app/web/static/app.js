@@ -24,7 +24,7 @@ function busy(on, text) {
 
 function showError(message) {
   const flash = document.getElementById("flash");
-  flash.textContent = message;
+  flash.textContent = message.charAt(0).toUpperCase() + message.slice(1);   // a sentence
   flash.hidden = false;
   flash.scrollIntoView({ behavior: "smooth", block: "center" });
 }
@@ -233,7 +233,10 @@ function listGames() {
     link.href = game.url;
     link.textContent = game.players.join(" · ");
     const about = document.createElement("small");
-    about.textContent = " " + game.summary + " · " + new Date(game.seen).toLocaleDateString();
+    about.textContent = game.summary + " · " +
+      new Date(game.seen).toLocaleDateString(document.documentElement.lang);
+    const what = document.createElement("div");
+    what.append(link, about);
     const forget = document.createElement("button");
     forget.type = "button";
     forget.className = "forget";
@@ -242,7 +245,7 @@ function listGames() {
       localStorage.setItem(GAMES_KEY, JSON.stringify(remembered().filter((g) => g.url !== game.url)));
       listGames();
     });
-    item.append(link, about, forget);
+    item.append(what, forget);
     list.append(item);
   }
   section.hidden = games.length === 0;
