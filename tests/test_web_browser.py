@@ -189,7 +189,7 @@ def test_a_box_calibrated_in_the_browser(server, phone, tmp_path):
     page.set_input_files('input[name="empty"]', str(photo(tmp_path, "game", BOARD, 4)))
     page.click("button.primary")
     page.wait_for_selector("#flash:not([hidden])")
-    assert "фото пустой доски game.png: на " in page.inner_text("#flash")
+    assert "Фото пустой доски game.png: на доске лежат фишки" in page.inner_text("#flash")
     page.set_input_files('input[name="empty"]', str(photo(tmp_path, "empty", EMPTY, 1)))
     page.set_input_files('input[name="alphabet"]', str(photo(tmp_path, "abc", ALPHABET, 2)))
     page.click("button.primary")

@@ -82,6 +82,22 @@ def test_streams_end_cleanly_when_the_server_stops(app, client):
     response.close()
 
 
+def test_streams_beyond_the_limit_say_the_state_and_end(app, client):
+    """So that open pages never take every server thread from the photos and confirms."""
+    app.config["EVENT_STREAMS"] = 1
+    game = new_game(client)
+    held, states = events_of(app.test_client(), game)
+    next(states)
+    started = time.monotonic()
+    extra = app.test_client().get(f"/g/{game}/events")             # read to its end
+    assert time.monotonic() - started < 1
+    assert "retry: 3000" in extra.get_data(as_text=True)
+    assert list(_states([extra.data])) == [state(client, game)["signature"]]
+    held.close()                                                   # a place again
+    _, states = events_of(app.test_client(), game)
+    assert next(states) == state(client, game)["signature"]
+
+
 def test_no_stream_for_a_game_that_does_not_exist(client):
     assert client.get("/g/" + "x" * 22 + "/events").status_code == 404
 

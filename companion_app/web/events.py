@@ -5,7 +5,9 @@ A stream says `state` with the game's signature when it opens and whenever the g
 a page whose signature differs fetches itself anew. Each stream holds one server thread, so it
 ends after STREAM_SECONDS (the browser reconnects by itself after `retry`), says a comment line
 every HEARTBEAT_SECONDS (so a phone gone away is noticed), and ends at once when the server
-stops (`close_streams`).
+stops (`close_streams`). At most EVENT_STREAMS (app config) stay open at once, fewer than the
+server's threads: beyond that a stream says the state and ends, and the page asks again after
+BUSY_RETRY_MS — slower news, but the photos and confirms always find a free thread.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from . import db, store
 STREAM_SECONDS = 55
 HEARTBEAT_SECONDS = 15
 RETRY_MS = 500
+BUSY_RETRY_MS = 3000
+EVENT_STREAMS = 24      # with waitress, its `threads` must be well above this
 
 
 class Hub:
@@ -32,6 +36,7 @@ class Hub:
         self._changed = threading.Condition()
         self._counts: dict[str, int] = {}
         self.closed = False
+        self.open = 0               # streams open now
 
     def count(self, token: str) -> int:
         with self._changed:
@@ -48,6 +53,18 @@ class Hub:
             self._changed.wait_for(lambda: self.closed or self._counts.get(token, 0) != seen,
                                    timeout)
             return self._counts.get(token, 0)
+
+    def enter(self, most: int) -> bool:
+        """Count a stream in, if fewer than `most` are open."""
+        with self._changed:
+            if self.open >= most:
+                return False
+            self.open += 1
+            return True
+
+    def leave(self) -> None:
+        with self._changed:
+            self.open -= 1
 
     def close(self) -> None:
         with self._changed:
@@ -84,26 +101,43 @@ def signature(record: store.Record) -> str:
 def stream(token: str) -> Response:
     """The event stream of the game under `token` (its existence checked by the caller)."""
     path, events = db.database_path(), hub()
+    most = current_app.config.get("EVENT_STREAMS", EVENT_STREAMS)
 
     def lines():
-        yield f"retry: {RETRY_MS}\n\n"
-        seen, last = events.count(token), None
-        ends = time.monotonic() + STREAM_SECONDS
-        while not events.closed:
-            now = _signature_at(path, token)
-            if now != last:
-                yield f"event: state\ndata: {json.dumps({'state': now})}\n\n"
-                last = now
-            left = ends - time.monotonic()
-            if left <= 0:
-                return
-            count = events.wait(token, seen, min(HEARTBEAT_SECONDS, left))
-            if count == seen:
-                yield ": still here\n\n"
-            seen = count
+        if not events.enter(most):        # every thread spoken for: say the state, end
+            yield f"retry: {BUSY_RETRY_MS}\n\n"
+            yield _event(_signature_at(path, token))
+            return
+        try:
+            yield f"retry: {RETRY_MS}\n\n"
+            yield from _changes(path, token, events)
+        finally:
+            events.leave()
 
     return Response(lines(), mimetype="text/event-stream", headers={
         "Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+def _event(signature: str | None) -> str:
+    return f"event: state\ndata: {json.dumps({'state': signature})}\n\n"
+
+
+def _changes(path: Path, token: str, events: Hub):
+    """The game's state now and after each change, until the stream's time is up."""
+    seen, last = events.count(token), None
+    ends = time.monotonic() + STREAM_SECONDS
+    while not events.closed:
+        now = _signature_at(path, token)
+        if now != last:
+            yield _event(now)
+            last = now
+        left = ends - time.monotonic()
+        if left <= 0:
+            return
+        count = events.wait(token, seen, min(HEARTBEAT_SECONDS, left))
+        if count == seen:
+            yield ": still here\n\n"
+        seen = count
 
 
 def _signature_at(path: Path, token: str) -> str | None:
