@@ -156,6 +156,21 @@ def test_a_confirmed_unsure_turn_fixed_by_hand_becomes_sure(client, reader):
     assert s["moves"][0]["sure"] is True and s["totals"] == [13, 0]
 
 
+def test_without_script_the_page_asks_before_a_past_turn_changes(app, reader):
+    phone = app.test_client()
+    game = new_game(phone)
+    play_photo(phone, reader, game, TURN1)
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', phone.get("/").get_data(
+        as_text=True)).group(1)
+    fix = {"csrf": csrf, "turn": "2", "cell": "G8", "symbol": "Ф"}
+    page = phone.post(f"/g/{game}/cell", data=fix)
+    html = page.get_data(as_text=True)
+    assert page.status_code == 409 and "Исправить G8 в ходе 1? Изменится:" in html
+    assert "КОТ (5 очков) → ФОТ (13 очков)" in html and 'name="agree" value="1"' in html
+    assert phone.post(f"/g/{game}/cell", data={**fix, "agree": "1"}).status_code == 303
+    assert state(phone, game)["totals"] == [13, 0]
+
+
 def test_a_correction_that_changes_no_score_needs_no_question(client, reader):
     game = new_game(client)
     play_photo(client, reader, game, TURN1)

@@ -8,7 +8,7 @@ import json
 import secrets
 from contextlib import contextmanager
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, current_app, jsonify, request
 
 from engine.board import Board, cell_name, parse_cell
 from engine.errors import GameError, Message
@@ -179,7 +179,9 @@ def ask_first(asked: AskFirst):
     if wants_json():
         return jsonify({"ask": question, "changes": asked.changes, "status": 409}), 409
     token = request.view_args["token"]
-    return render_page(token, error=" ".join([question, *asked.changes])), 409
+    fields = {name: request.form.get(name, "") for name in ("turn", "cell", "symbol")}
+    return render_page(token, ask={"question": question, "changes": asked.changes,
+                                   "fields": fields}), 409
 
 
 def _scores(game) -> dict:
