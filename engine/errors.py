@@ -42,6 +42,9 @@ MESSAGES = {
     "photo_format": "{article} {kind} photo cannot be opened here: save it as JPEG "
                     "(iPhone: Settings → Camera → Formats → Most Compatible)",
     "pixels_claimed": "the photo claims {width}×{height} pixels; the limit is {limit} megapixels",
+    "reader_lacks_letters": "ruleset {ruleset}: the tile reader knows no letter {letters}; its "
+                            "games can be replayed from board texts or a GCG record, not read "
+                            "from photos",
     "tile_shown": "the photo shows a tile at {cells} too: check the move",
     "foreign_board": "this photo does not show this game's board (tiles already down where "
                      "they were: {seen} of {tiles})",

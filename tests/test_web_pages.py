@@ -72,7 +72,7 @@ def test_a_stale_form_shows_the_reason_in_russian(client, reader, app):
     response = phone.post(f"/g/{game}/pass", data={"csrf": token, "turn": "1"})
     assert response.status_code == 409
     page = response.get_data(as_text=True)
-    assert "игра ушла вперёд (следующий ход 2, а не 1)" in page
+    assert "Игра ушла вперёд (следующий ход 2, а не 1)" in page          # as a sentence
     response = phone.post(f"/g/{game}/pass", data={"csrf": token, "turn": "1"},
                           headers={"Accept": "application/json"})
     assert response.get_json()["error"].startswith("игра ушла вперёд")
@@ -80,9 +80,9 @@ def test_a_stale_form_shows_the_reason_in_russian(client, reader, app):
 
 def test_unknown_game_page_in_both_languages(app):
     phone = app.test_client()
-    assert "такой игры нет" in phone.get("/g/" + "x" * 22).get_data(as_text=True)
+    assert "Такой игры нет" in phone.get("/g/" + "x" * 22).get_data(as_text=True)
     response = phone.get("/g/" + "x" * 22 + "?lang=en")
-    assert response.status_code == 404 and "no such game" in response.get_data(as_text=True)
+    assert response.status_code == 404 and "No such game" in response.get_data(as_text=True)
 
 
 def test_dispute_page_in_russian(client, reader, app):

@@ -70,9 +70,8 @@ def check_readable(ruleset, model: Model | None = None) -> None:
     photos cannot be read, while its records and board texts can still be replayed."""
     missing = unknown_letters(ruleset.alphabet, (model or load_model()).glyphs)
     if missing:
-        raise RulesetError(f"ruleset {ruleset.name}: the tile reader knows no letter "
-                           f"{', '.join(missing)}; its games can be replayed from board texts "
-                           "or a GCG record, not read from photos")
+        raise RulesetError(code="reader_lacks_letters", ruleset=ruleset.name,
+                           letters=", ".join(missing))
 
 
 def glyphs_of(label: str, stars: tuple[str, ...] = (STAR, BLANK)) -> tuple[str, ...]:

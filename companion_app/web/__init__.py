@@ -101,8 +101,10 @@ def formula(word: dict) -> str:
 
 
 def sentence(text: str) -> str:
-    """A message shown on its own, as a sentence: its first letter a capital (`H8` stays)."""
-    return text[:1].upper() + text[1:]
+    """A message shown on its own, as a sentence: its first letter a capital, unless its first
+    word is a name of some kind (`board.jpg: …` stays)."""
+    first = text.split(" ", 1)[0].rstrip(":,")
+    return text[:1].upper() + text[1:] if first.isalpha() else text
 
 
 def position_text(at: str) -> str:

@@ -24,7 +24,10 @@ function busy(on, text) {
 
 function showError(message) {
   const flash = document.getElementById("flash");
-  flash.textContent = message.charAt(0).toUpperCase() + message.slice(1);   // a sentence
+  // a sentence: its first letter a capital, unless it starts with a name (`photo.jpg: …`)
+  const first = message.split(" ")[0].replace(/[:,]$/, "");
+  flash.textContent = /^\p{L}+$/u.test(first) ? message.charAt(0).toUpperCase() + message.slice(1)
+    : message;
   flash.hidden = false;
   flash.scrollIntoView({ behavior: "smooth", block: "center" });
 }
