@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.ruleset import SIZE
 from synth.render import render_photo
-from vision.cells import GRID, board_image, cut_cell
+from vision.cells import board_image, cut_cell
 from vision.classifier import EMPTY, GLYPHS, load_model, load_second
 from vision.read import read_board
 
@@ -26,7 +27,7 @@ ENGLISH = ["." * 15] * 5 + ["....QUARTZ.....", "." * 15, "......JINX.....", "." 
 def _tile_crops(shot) -> tuple[np.ndarray, list[str]]:
     """The crops of the board's tiles (cut at the true corners) and the letters they show."""
     top = board_image(shot.image, shot.corners)
-    cells = [(r, c) for r in range(GRID) for c in range(GRID) if shot.board[r][c] != EMPTY]
+    cells = [(r, c) for r in range(SIZE) for c in range(SIZE) if shot.board[r][c] != EMPTY]
     return (np.stack([cut_cell(top, r, c) for r, c in cells]),
             [shot.board[r][c] for r, c in cells])
 
@@ -63,7 +64,7 @@ def test_no_printed_premium_label_is_read_as_a_tile(box):
     shot = render_photo(ENGLISH, seed=seed, style="tournament", pose="frontal", fonts="heldout")
     assert shot.look.premium_text == "labels"
     reading = read_board(shot.image, ruleset="scrabble")
-    premium = [(r, c) for r in range(GRID) for c in range(GRID)
+    premium = [(r, c) for r in range(SIZE) for c in range(SIZE)
                if shot.layout[r][c] != "." and ENGLISH[r][c] == EMPTY]
     assert len(premium) > 50
     assert [reading.board[r][c] for r, c in premium] == [EMPTY] * len(premium)
