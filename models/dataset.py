@@ -22,10 +22,10 @@ from PIL import ImageFont
 
 from engine.errors import PhotoError
 from engine.ruleset import SIZE
-from synth.render import ANY_STYLES, STYLES, font_paths, render_photo
+from synth.render import ANY_STYLES, REAL_BOX_STYLES, STYLES, font_paths, render_photo
 from synth.styles import ENGLISH_STYLES
 from vision.cells import CELL, board_image, cut_cell
-from vision.classifier import CYRILLIC, GLYPHS, LATIN, glyph_of
+from vision.classifier import CYRILLIC, GLYPHS, LATIN, UMLAUTS, glyph_of
 from vision.locate import cell_size, locate_board
 
 TRAIN_SEEDS = range(1_000_000, 9_000_000)
@@ -39,6 +39,13 @@ PLAIN_EMPTY_KEEP = 0.5
 STAR_SHARE = 0.08  # share of tiles that are stars (or blanks): rare in games, easy to miss
 MAX_CROPS = 2 * SIZE * SIZE  # crops cut from one photo at most: two cuts of every cell
 PRINTED_PREMIUMS = 0.5  # share of photos whose premium squares get a big printed factor digit
+# Photos of real boxes' looks (--real-boxes): ~1 MP, compressed hard, most from straight above
+REAL_LONG_SIDE = (1100, 1400)  # px
+REAL_QUALITY = (70, 85)  # JPEG
+OVERHEAD = 0.7  # share of them taken by a camera fixed above the board
+GERMAN_SHARE = 0.5  # of the Latin boards, when real boxes' looks are asked for: umlauts too
+# umlauts three times as likely as another letter: a German board has few of them
+GERMAN = LATIN + UMLAUTS * 3
 
 
 def training_seeds(seed: int, shots: int) -> tuple[range, range]:
@@ -73,11 +80,15 @@ def board_label(board: list[str]) -> list[str]:
     return ["".join("*" if ch.islower() else ch for ch in row) for row in board]
 
 
-def _alphabet(style: str, rng: np.random.Generator) -> str:
-    """Boards of Эрудит styles mostly in Cyrillic; Scrabble styles mostly in Latin."""
+def _alphabet(style: str, rng: np.random.Generator, german: bool = False) -> str:
+    """Boards of Эрудит styles mostly in Cyrillic; Scrabble styles mostly in Latin; with
+    `german`, some Latin boards with German umlauts."""
     cyrillic_share = 0.8 if style.startswith("erudit") else 0.3
     if rng.random() < cyrillic_share:
         return CYRILLIC if rng.random() < 0.5 else CYRILLIC.replace("Ё", "")
+    # drawn only when asked, so a recipe without German boards renders what it always did
+    if german and rng.random() < GERMAN_SHARE:
+        return GERMAN
     return LATIN
 
 
@@ -89,14 +100,20 @@ def pick_style(rng: np.random.Generator, any_box: float = 0.0) -> str:
 
 
 def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: bool = False,
-                 any_box: float = 0.0):
+                 any_box: float = 0.0, real_boxes: float = 0.0):
     """Crops (n, 48, 48, 3) uint8 and glyph labels (n,) from one rendered photo; `variety`
     renders the box's letters bolder, thinner, condensed or slanted (render_photo's GlyphStyle);
-    `any_box` is the share of photos showing a box of random colours (pick_style)."""
+    `any_box` is the share of photos showing a box of random colours (pick_style);
+    `real_boxes` the share of photos of real boxes' looks (synth.styles.REAL_BOX_STYLES,
+    real_photo), and with it some Latin boards also have German umlauts."""
     rng = np.random.default_rng(seed)
-    style = pick_style(rng, any_box)
-    board = random_board(rng, _alphabet(style, rng))
-    shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety, pose="any")
+    # drawn only when asked: a recipe without them renders what it always did
+    real = real_boxes > 0 and rng.random() < real_boxes
+    style = REAL_BOX_STYLES[int(rng.integers(len(REAL_BOX_STYLES)))] if real else \
+        pick_style(rng, any_box)
+    board = random_board(rng, _alphabet(style, rng, german=real_boxes > 0))
+    photo = real_photo(rng) if real else {"pose": "any"}
+    shot = render_photo(board, seed=seed, style=style, fonts=fonts, variety=variety, **photo)
     cell = cell_size(shot.corners)
     variants = [shot.corners + rng.normal(0, CORNER_JITTER * cell, (4, 2)).astype(np.float32)]
     if jitter:
@@ -108,7 +125,8 @@ def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: 
     else:
         variants = [shot.corners]
     blank = style in ENGLISH_STYLES  # Scrabble boxes have blank tiles, not printed stars
-    printed = rng.random() < PRINTED_PREMIUMS and fonts != "heldout"
+    # a real box's look prints its own labels
+    printed = rng.random() < PRINTED_PREMIUMS and fonts != "heldout" and not real
     crops, labels = [], []
     for corners in variants:
         top = board_image(shot.image, corners)
@@ -122,6 +140,16 @@ def shot_samples(seed: int, fonts: str = "train", jitter: bool = True, variety: 
                 crops.append(_cut(top, r, c, rng, jitter))
                 labels.append(GLYPHS.index(glyph_of(symbol, blank)))
     return np.asarray(crops, np.uint8), np.asarray(labels, np.uint8)
+
+
+def real_photo(rng: np.random.Generator) -> dict:
+    """render_photo's keywords for a photo as a club's camera takes it: ~1 MP, compressed
+    hard, most often from straight above."""
+    long_side = int(rng.integers(REAL_LONG_SIDE[0], REAL_LONG_SIDE[1] + 1))
+    short = int(long_side * rng.uniform(0.66, 0.8))
+    size = (long_side, short) if rng.random() < 0.7 else (short, long_side)
+    pose = "frontal" if rng.random() < OVERHEAD else "any"
+    return {"pose": pose, "size": size, "quality": REAL_QUALITY}
 
 
 def print_premium_digits(top: np.ndarray, board, layout, rng: np.random.Generator) -> None:
@@ -190,10 +218,10 @@ def _work(args):
 
 
 def generate(seeds, *, fonts: str = "train", workers: int = 1, jitter: bool = True,
-             variety: bool = False, any_box: float = 0.0):
+             variety: bool = False, any_box: float = 0.0, real_boxes: float = 0.0):
     """All crops and labels of the given render seeds, in seed order; prints progress."""
     seeds = list(seeds)
-    jobs = [(s, fonts, jitter, variety, any_box) for s in seeds]
+    jobs = [(s, fonts, jitter, variety, any_box, real_boxes) for s in seeds]
     crops, labels = [], []
     # One worker renders in this process: forking a process whose onnxruntime or torch threads
     # hold a lock can hang the child (seen under pytest).

@@ -3,13 +3,18 @@
     python -m models.train --seed 5 --shots 2000 --also 6:800 --epochs 4 --width 24 --shake \
         --threads 2 --any-box 0.25 --soften 0.5 --longest 13 --out models/  # shipped (~1.5 h)
     python -m models.train --seed 1 --out /tmp/m --shots 100 --epochs 1  # a quick smoke run
+    python -m models.train --init models/tiles.onnx --lr 3e-4 --seed 9 --shots 500 \
+        --epochs 2 --real-boxes 0.4 --shake --soften 0.5 --longest 13 --any-box 0.25 \
+        --out models/  # fine-tune a shipped network (MODEL_CARD.md has the exact commands)
     python -m models.train --seed 5 --shots 2000 --also 6:800 --also 7:2000:0.4 \
         --also 8:800:0.4 --epochs 3 --width 24 --shake --threads 2 --any-box 0.25 \
         --soften 0.5 --longest 13 --name tiles-second --out models/  # second opinion (~2.5 h)
 
 The data come from models.dataset (renderer → corners → rectify → the cutter's crops), seeded
 by --seed; no real photo is ever used. Prints progress; writes tiles.onnx (8-bit, quantized
-by models.quantize from the trained float network) and tiles.json.
+by models.quantize from the trained float network) and tiles.json. With --init the network
+starts from a shipped one's weights (models.shipped), new glyphs' outputs from their base
+letter's, instead of from random ones.
 """
 
 from __future__ import annotations
@@ -48,23 +53,27 @@ WIDTH = 20  # channels of the stem; the embedding has 8×WIDTH
 READ_BATCH = 4096  # crops per onnxruntime call when measuring: memory stays small
 
 
-def _conv(cin: int, cout: int, kernel: int = 3, stride: int = 1) -> list[nn.Module]:
-    return [nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2, bias=False),
-            nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+def _conv(cin: int, cout: int, kernel: int = 3, stride: int = 1,
+          batch_norm: bool = True) -> list[nn.Module]:
+    """A convolution, its batch norm and ReLU; without batch norm, a convolution with a bias
+    (a shipped network read back, whose batch norms the export folded into its convolutions)."""
+    conv = nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2, bias=not batch_norm)
+    return [conv, nn.BatchNorm2d(cout), nn.ReLU(inplace=True)] if batch_norm else \
+        [conv, nn.ReLU(inplace=True)]
 
 
 class TileNet(nn.Module):
     """A small CNN: 48 px crop → 8w-d embedding → glyph logits. Returns both."""
 
-    def __init__(self, classes: int = len(GLYPHS), width: int = WIDTH):
+    def __init__(self, classes: int = len(GLYPHS), width: int = WIDTH, batch_norm: bool = True):
         super().__init__()
-        w = width
+        w, bn = width, batch_norm
         self.features = nn.Sequential(
-            *_conv(3, w, kernel=5, stride=2),   # 24 px: a strided stem keeps training cheap
-            *_conv(w, 2 * w), nn.MaxPool2d(2),  # 12 px
-            *_conv(2 * w, 4 * w), nn.MaxPool2d(2),  # 6 px
-            *_conv(4 * w, 8 * w), nn.MaxPool2d(2),  # 3 px
-            *_conv(8 * w, 8 * w),
+            *_conv(3, w, kernel=5, stride=2, batch_norm=bn),  # 24 px: a strided stem is cheap
+            *_conv(w, 2 * w, batch_norm=bn), nn.MaxPool2d(2),  # 12 px
+            *_conv(2 * w, 4 * w, batch_norm=bn), nn.MaxPool2d(2),  # 6 px
+            *_conv(4 * w, 8 * w, batch_norm=bn), nn.MaxPool2d(2),  # 3 px
+            *_conv(8 * w, 8 * w, batch_norm=bn),
             nn.AdaptiveAvgPool2d(1), nn.Flatten(),
         )
         self.head = nn.Sequential(nn.Dropout(0.2), nn.Linear(8 * w, classes))
@@ -160,10 +169,11 @@ def normalise(x: torch.Tensor) -> torch.Tensor:
 def train(crops: np.ndarray, labels: np.ndarray, *, seed: int, epochs: int, batch: int = 128,
           lr: float = 3e-3, val: tuple | None = None, width: int = WIDTH,
           shake: bool = False, soften: float = SOFTEN, longest: int = LONGEST,
-          bf16: bool = False) -> TileNet:
+          bf16: bool = False, model: TileNet | None = None) -> TileNet:
+    """Train `model` (a new TileNet of `width` if None) on the crops; prints progress."""
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    model = TileNet(width=width)
+    model = model if model is not None else TileNet(width=width)
     data, target = torch.from_numpy(crops), torch.from_numpy(labels.astype(np.int64))
     steps = epochs * math.ceil(len(data) / batch)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
@@ -232,10 +242,11 @@ def _write_info(path: Path, meta: dict) -> None:
 
 def training_data(seed: int, shots: int, workers: int, cache: Path | None, looks: dict):
     """Crops of `shots` rendered photos from the seed's own range, and a small validation set;
-    `looks` are models.dataset.generate's keywords (variety, any_box)."""
-    any_box = looks.get("any_box", 0.0)
+    `looks` are models.dataset.generate's keywords (variety, any_box, real_boxes)."""
+    any_box, real = looks.get("any_box", 0.0), looks.get("real_boxes", 0.0)
     name = (f"crops_seed{seed}_shots{shots}{'_variety' if looks.get('variety') else ''}"
-            f"{f'_any{any_box:g}' if any_box else ''}_fonts{len(font_paths('train'))}.npz")
+            f"{f'_any{any_box:g}' if any_box else ''}{f'_real{real:g}' if real else ''}"
+            f"_fonts{len(font_paths('train'))}.npz")
     file = cache / name if cache else None
     if file is not None and file.exists():
         with np.load(file) as saved:
@@ -308,6 +319,22 @@ def _odd(text: str) -> int:
     return int(text)
 
 
+def _initial(parser: argparse.ArgumentParser, path: Path | None) -> TileNet | None:
+    """The shipped network at `path` read back to fine-tune (None: train from scratch)."""
+    if path is None:
+        return None
+    from models.shipped import load_shipped
+
+    try:
+        model, glyphs = load_shipped(path)
+    except ValueError as exc:
+        parser.error(f"--init: {exc}")
+    new = [g for g in GLYPHS if g not in glyphs]
+    print(f"init: {path} (width {model.head[-1].in_features // 8}; new glyphs: "
+          f"{' '.join(new) or 'none'})", flush=True)
+    return model
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -334,14 +361,24 @@ def main(argv=None) -> None:
                              "share if given (repeatable)")
     parser.add_argument("--any-box", type=_share, default=0.0, metavar="SHARE",
                         help="share of photos showing a box of random colours (0..1)")
+    parser.add_argument("--real-boxes", type=_share, default=0.0, metavar="SHARE",
+                        help="share of photos of the looks real boxes have beyond the four "
+                             "styles (tournament boards, printed premium labels, German "
+                             "letters, ~1 MP overhead photos)")
+    parser.add_argument("--init", type=Path, metavar="ONNX",
+                        help="start from this shipped 8-bit network's weights (fine-tuning; "
+                             "its width wins over --width)")
+    parser.add_argument("--lr", type=float, default=3e-3,
+                        help="the highest learning rate (fine-tuning wants ~10x less)")
     parser.add_argument("--bf16", action="store_true",
                         help="train in bfloat16 autocast (twice as fast on CPUs with AMX)")
     parser.add_argument("--cache", type=Path, help="keep the generated crops here for re-runs")
     args = parser.parse_args(argv)
+    start = _initial(parser, args.init)
     also = [_run(parser, text, args.any_box) for text in args.also]
     torch.set_num_threads(args.threads)
     t0 = time.time()
-    looks = {"variety": args.variety}
+    looks = {"variety": args.variety, "real_boxes": args.real_boxes}
     crops, labels, val = pooled_data([(args.seed, args.shots, args.any_box), *also],
                                      args.workers, args.cache, looks)
     data_s = time.time() - t0
@@ -350,23 +387,29 @@ def main(argv=None) -> None:
     t1 = time.time()
     model = train(crops, labels, seed=args.seed, epochs=args.epochs, val=val, width=args.width,
                   shake=args.shake, soften=args.soften, longest=args.longest,
-                  bf16=args.bf16)
+                  bf16=args.bf16, lr=args.lr, model=start)
     train_s = time.time() - t1
+    width = model.head[-1].in_features // 8
     meta = {"seed": args.seed, "shots": args.shots, "also": args.also, "crops": int(len(crops)),
-            "epochs": args.epochs, "width": args.width, "variety": args.variety,
+            "epochs": args.epochs, "width": width, "variety": args.variety,
             "shake": args.shake, "soften": args.soften, "longest": args.longest,
             "bf16": args.bf16, "any_box": args.any_box, "train_threads": args.threads,
+            "real_boxes": args.real_boxes, "lr": args.lr,
+            "init": str(args.init) if args.init else None,
             "params": sum(p.numel() for p in model.parameters()),
             "val_accuracy": round(accuracy(model, *val), 5),
             "data_seconds": round(data_s), "train_seconds": round(train_s),
             "command": f"python -m models.train --seed {args.seed} --shots {args.shots} "
-                       f"--epochs {args.epochs} --width {args.width}"
+                       f"--epochs {args.epochs} --width {width}"
+                       f"{f' --init {args.init}' if args.init else ''}"
+                       f"{f' --lr {args.lr:g}' if args.lr != 3e-3 else ''}"
                        f"{'' if args.variety else ' --no-variety'}"
                        f"{' --shake' if args.shake else ''} --threads {args.threads}"
                        f"{f' --soften {args.soften:g}' if args.soften != SOFTEN else ''}"
                        f"{f' --longest {args.longest}' if args.longest != LONGEST else ''}"
                        f"{''.join(f' --also {text}' for text in args.also)}"
                        f"{f' --any-box {args.any_box:g}' if args.any_box else ''}"
+                       f"{f' --real-boxes {args.real_boxes:g}' if args.real_boxes else ''}"
                        f"{' --bf16' if args.bf16 else ''}"
                        f" --name {args.name} --out models/"}
     path, meta = shipped(model, args.out, meta, val, args.name)

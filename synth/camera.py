@@ -140,7 +140,7 @@ def orientation(corners: np.ndarray) -> int:
 
 # ----------------------------------------------------------------------------- photo effects
 
-def photo_effects(img, rng) -> np.ndarray:
+def photo_effects(img, rng, quality: tuple[int, int] | None = None) -> np.ndarray:
     h, w = img.shape[:2]
     sh, sw = max(8, h // 8), max(8, w // 8)
     yy, xx = np.mgrid[0:sh, 0:sw].astype(np.float32)
@@ -163,7 +163,9 @@ def photo_effects(img, rng) -> np.ndarray:
     cv2.add(out, cv2.cvtColor(glare, cv2.COLOR_GRAY2BGR), dst=out)
     out = _blur(out, rng)
     add_noise(out, rng.uniform(1, 7), rng, coarse=int(rng.integers(1, 3)))
-    ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(45, 96))])
+    low, high = quality or (45, 95)  # both ends included
+    ok, buf = cv2.imencode(".jpg", out,
+                           [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(low, high + 1))])
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
 

@@ -173,6 +173,19 @@ def text_centered(dst, path, text, cx, cy, cap_px, color, alpha=1.0):
     _stamp(dst, mask, cx - mask.shape[1] / 2, cy - mask.shape[0] / 2, color, alpha)
 
 
+def print_label(dst, lines, centre, room, cap, font, ink):
+    """A premium square's label, a line per word, centred on `centre`, its capitals `cap` px
+    tall or less, so the widest line takes at most 0.88 of `room` px."""
+    if not lines:
+        return
+    widest = max(_glyph(font, line, max(3, int(cap)))[0].shape[1] for line in lines)
+    cap *= min(1.0, 0.88 * room / widest)
+    step = cap * 1.6
+    top = centre[1] - (len(lines) - 1) * step / 2
+    for i, line in enumerate(lines):
+        text_centered(dst, font, line, centre[0], top + i * step, cap, ink, 0.95)
+
+
 def print_letter(face, ch, s, look: Look, font):
     g = look.extras.get("glyph", PLAIN_GLYPHS)
     cap = max(4, int(look.letter_size * s))

@@ -31,12 +31,20 @@ from synth.camera import (
     sample_camera,
     smooth_noise,
 )
-from synth.glyphs import font_paths, print_letter, sample_glyph_style, text_centered
+from synth.glyphs import (
+    font_paths,
+    print_label,
+    print_letter,
+    sample_glyph_style,
+    text_centered,
+)
 from synth.styles import (
     ANY_STYLES,
     CALIBRATION_STYLES,
     PREMIUM_FACTORS,
+    PREMIUM_LABELS,
     PREMIUM_WORDS,
+    REAL_BOX_STYLES,
     STYLES,
     Look,
     default_layout,
@@ -45,8 +53,8 @@ from synth.styles import (
 )
 
 __all__ = ["Shot", "render_photo", "table_background", "STYLES", "CALIBRATION_STYLES",
-           "ANY_STYLES", "font_paths"]
-ALL_STYLES = STYLES + CALIBRATION_STYLES + ANY_STYLES
+           "ANY_STYLES", "REAL_BOX_STYLES", "font_paths"]
+ALL_STYLES = STYLES + CALIBRATION_STYLES + ANY_STYLES + REAL_BOX_STYLES
 
 
 @dataclass
@@ -60,6 +68,7 @@ class Shot:
     layout: list[str]
     style: str
     font: str = ""           # the font file the tiles' letters were drawn in
+    look: Look | None = None  # the box drawn: its colours, proportions and printing
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -148,12 +157,27 @@ def _draw_premium(grid, look: Look, kind, x, y, c, lw, font, rng):
         text_centered(grid, font, PREMIUM_FACTORS[kind], cx, cy, cap, ink, 0.85)
     elif look.premium_text == "words":
         words = PREMIUM_WORDS["en" if look.english else "ru"][kind].split()
-        if not words:
-            return
         cap = c * 0.1
         y0 = y + c / 2 - (len(words) - 1) * cap * 0.85
         for i, wd in enumerate(words):
             text_centered(grid, font, wd, x + c / 2, y0 + i * cap * 1.7, cap, ink, 0.9)
+    elif look.premium_text == "labels" and not (look.centre_star and x == y == 7 * c):
+        print_label(grid, PREMIUM_LABELS[look.labels_set][kind].split(), (x + c / 2, y + c / 2),
+                    w, look.label_size * c, font, ink)
+    if look.stitched is not None:
+        _stitch(grid, poly, look.stitched, max(1, c // 30))
+
+
+def _stitch(grid, poly, colour, thickness):
+    """A dotted seam just inside a premium square's edge, as on cloth-like tournament boards."""
+    centre = poly.mean(axis=0)
+    ring = centre + (poly - centre) * 0.9
+    for a, b in zip(ring, np.roll(ring, -1, axis=0), strict=True):
+        length = float(np.linalg.norm(b - a))
+        for t in np.arange(0.0, length, 4.0 * thickness) / max(length, 1e-6):
+            p = a + (b - a) * t
+            q = a + (b - a) * min(1.0, t + 2.0 * thickness / max(length, 1e-6))
+            cv2.line(grid, (int(p[0]), int(p[1])), (int(q[0]), int(q[1])), colour, thickness)
 
 
 def _draw_star(img, cx, cy, r, color, points):
@@ -553,7 +577,7 @@ def _pick_size(rng) -> tuple[int, int]:
 def render_photo(board, *, seed: int, style: str | None = None, layout: list[str] | None = None,
                  fonts: str = "train", size: tuple[int, int] | None = None, clutter: bool = True,
                  pose: str = "any", box_seed: int | None = None, variety: bool = False,
-                 fold: float = 0.0) -> Shot:
+                 fold: float = 0.0, quality: tuple[int, int] | None = None) -> Shot:
     """A synthetic phone photo of `board` (15 rows of board text) with exact ground truth.
 
     `box_seed` fixes the box (font and jittered look) apart from the photo, so several photos
@@ -563,6 +587,7 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     `fold` turns the board's far half that many degrees up about the hinge along the middle of
     its centre row (row 8), as a folding board that does not lie flat shows it (negative:
     down, a ridge); `corners` then are the grid's true corners, of two planes.
+    `quality` is the JPEG quality's range (both ends included; None: 45-95).
 
     >>> shot = render_photo(board, seed=3, style="erudit-black", pose="frontal")
     >>> cv2.imwrite("x.jpg", shot.image)
@@ -612,9 +637,9 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
         _warp_into(img, canvas, alpha, cam.h_units @ to_units, rng.uniform(0.2, 0.6), rng)
     if clutter:
         _cups_and_hand(img, corners, rng)
-    img = photo_effects(img, rng)
+    img = photo_effects(img, rng, quality)
     corners = corners.astype(np.float32)
-    return Shot(img, corners, orientation(corners), board, layout, style, font)
+    return Shot(img, corners, orientation(corners), board, layout, style, font, look)
 
 
 def main(argv=None):

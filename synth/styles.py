@@ -22,7 +22,9 @@ SCRABBLE_LAYOUT = list(load_layout("scrabble").printed())
 # Эрудит values for Cyrillic (Ё from scrabble-ru), English Scrabble values for Latin.
 ERUDIT_VALUES = {**load_ruleset("erudit").values, "Ё": load_ruleset("scrabble-ru").values["Ё"]}
 ENGLISH_VALUES = dict(load_ruleset("scrabble").values)
-TILE_VALUES = {**ERUDIT_VALUES, **ENGLISH_VALUES}
+# German boxes' umlauts, as German Scrabble prints them
+GERMAN_VALUES = {"Ä": 6, "Ö": 8, "Ü": 6}
+TILE_VALUES = {**ERUDIT_VALUES, **ENGLISH_VALUES, **GERMAN_VALUES}
 
 STYLES = ("erudit-black", "erudit-cream", "scrabble-hasbro", "scrabble-vintage")
 # Boxes the general model never trains on (not in STYLES): material for per-box calibration.
@@ -30,7 +32,11 @@ CALIBRATION_STYLES = ("novel-violet",)
 # Boxes of any colours, for training variety only: a model that saw just the four looks above
 # reads a box of other colours poorly. They never draw the held-out novel box's look.
 ANY_STYLES = ("erudit-any", "scrabble-any")
-ENGLISH_STYLES = ("scrabble-hasbro", "scrabble-vintage", "scrabble-any")
+# Looks of real boxes beyond the four (training only, as the any-box ones): a tournament board
+# (green, light and dark blue, pink and red squares, stitched edges, printed labels, ivory
+# tiles), often photographed from straight above at ~1 MP.
+REAL_BOX_STYLES = ("tournament",)
+ENGLISH_STYLES = ("scrabble-hasbro", "scrabble-vintage", "scrabble-any", "tournament")
 # Hues (degrees) any-box tiles and light inks leave out: novel-violet's violet tiles and yellow ink.
 HELD_OUT_TILE_HUES = (250.0, 330.0)
 HELD_OUT_INK_HUES = (35.0, 75.0)
@@ -42,6 +48,14 @@ PREMIUM_WORDS = {
            "l": "DOUBLE LETTER SCORE", "*": ""},
 }
 PREMIUM_FACTORS = {"W": "x3", "w": "x2", "L": "x3", "l": "x2", "*": ""}
+# What real boxes print on their premium squares (premium_text "labels"), one line per word
+PREMIUM_LABELS = {
+    "ru-short": {"W": "СЛОВО ×3", "w": "СЛОВО ×2", "L": "БУКВА ×3", "l": "БУКВА ×2", "*": ""},
+    "ru-words": PREMIUM_WORDS["ru"],
+    "en-words": PREMIUM_WORDS["en"],
+    "en-short": {"W": "WORD ×3", "w": "WORD ×2", "L": "LETTER ×3", "l": "LETTER ×2", "*": ""},
+    "factor": {"W": "×3", "w": "×2", "L": "×3", "l": "×2", "*": ""},
+}
 
 
 @dataclass
@@ -77,6 +91,9 @@ class Look:
     value_near: bool     # digit right beside the letter (Эрудит) or in the tile corner
     texture: float       # print/cardboard noise on the board
     extras: dict = field(default_factory=dict)
+    labels_set: str = ""  # premium_text "labels": which of PREMIUM_LABELS is printed
+    label_size: float = 0.14  # its capitals' height, fraction of a cell (shrunk to fit)
+    stitched: tuple | None = None  # colour of a dotted seam round the premium squares
 
 
 def jitter(bgr, rng, amount=0.08, hue=6.0):
@@ -227,6 +244,40 @@ def _novel_violet(rng):
     )
 
 
+def _tournament(rng):
+    """A tournament board: green squares, dark and light blue, red and pink premiums, often
+    stitched round and printed with their label, ivory tiles with black letters and values.
+    One box in three has squares close to the tiles' ivory."""
+    cream = rng.random() < 0.33
+    cell = jitter((200, 225, 232), rng, 0.06, 6) if cream else jitter((60, 115, 35), rng, 0.2, 8)
+    premium = {
+        "W": jitter((45, 40, 200), rng, 0.12, 5), "w": jitter((180, 160, 240), rng, 0.1, 5),
+        "L": jitter((150, 70, 20), rng, 0.15, 5), "l": jitter((235, 200, 140), rng, 0.1, 5),
+    }
+    premium["*"] = premium["w"]
+    ink = {k: (245, 245, 245) if _luma(v) < 110 or rng.random() < 0.3 else (30, 30, 30)
+           for k, v in premium.items()}
+    tile = jitter((195, 228, 240), rng, 0.05, 5)
+    labels_set = str(rng.choice(list(PREMIUM_LABELS)))
+    return Look(
+        english=True, cell=cell, line=jitter((225, 235, 235), rng, 0.1, 4) if rng.random() < 0.7
+        else shade(cell, 0.5), line_width=rng.uniform(0.03, 0.09), line_glint=0.0,
+        margin=rng.uniform(0.3, 1.2), board_edge=shade(cell, rng.uniform(0.6, 1.1)),
+        frame=jitter((40, 80, 30), rng, 0.2, 8) if rng.random() < 0.5 else None,
+        frame_width=rng.uniform(0.2, 1.0), labels=None, premium=premium,
+        premium_inset=rng.uniform(0.0, 0.08), premium_radius=rng.uniform(0.0, 0.1),
+        premium_text="labels" if rng.random() < 0.85 else "none", premium_ink=ink,
+        centre_star=True, tile_top=tile, tile_side=shade(tile, rng.uniform(0.6, 0.8)),
+        tile_ink=jitter((20, 20, 20), rng, 0.2, 2), tile_size=rng.uniform(0.86, 0.96),
+        tile_radius=rng.uniform(0.05, 0.2), tile_height=rng.uniform(0.1, 0.2),
+        tile_grain=0.0, tile_gloss=rng.uniform(0.0, 0.2), letter_size=rng.uniform(0.48, 0.6),
+        value_size=rng.uniform(0.15, 0.22), value_near=False, texture=rng.uniform(1, 5),
+        labels_set=labels_set,
+        label_size=rng.uniform(0.3, 0.45) if labels_set == "factor" else rng.uniform(0.1, 0.2),
+        stitched=(shade(cell, rng.choice([0.55, 1.6])) if rng.random() < 0.6 else None),
+    )
+
+
 def hsv(hue: float, sat: float, val: float) -> tuple:
     """BGR of a hue in degrees, saturation and value in 0..1."""
     r, g, b = colorsys.hsv_to_rgb((hue % 360) / 360, sat, val)
@@ -313,6 +364,7 @@ _SAMPLERS = {
     "novel-violet": _novel_violet,
     "erudit-any": lambda rng: _any_box(rng, english=False),
     "scrabble-any": lambda rng: _any_box(rng, english=True),
+    "tournament": _tournament,
 }
 
 

@@ -189,3 +189,92 @@ def test_a_network_fed_its_crops_in_blocks_reads_every_crop_alike_to_the_bit(tmp
                            (float_path, "not an 8-bit QDQ model whose input feeds a convolution")):
         with pytest.raises(SystemExit, match=f"models.quantize: .*{reason}"):
             main(["--space-to-depth", str(source), str(tmp_path / "out.onnx")])
+
+
+def _fewer_glyphs(source, out, drop: int):
+    """A copy of an 8-bit network (and its .json) that has its last `drop` outputs cut off,
+    as a file made before GLYPHS grew."""
+    from onnx import numpy_helper
+
+    model = onnx.load(str(source))
+    gemm = next(node for node in model.graph.node if node.op_type == "Gemm")
+    made_by = {node.output[0]: node for node in model.graph.node
+               if node.op_type == "DequantizeLinear"}
+    names = {name for name in (gemm.input[1], gemm.input[2]) for name in made_by[name].input}
+    for tensor in model.graph.initializer:
+        if tensor.name in names:
+            values = numpy_helper.to_array(tensor)
+            tensor.CopyFrom(numpy_helper.from_array(values[:-drop].copy(), tensor.name))
+    onnx.save(model, str(out))
+    meta = json.loads(source.with_suffix(".json").read_text("utf-8"))
+    meta["glyphs"] = meta["glyphs"][:-drop]
+    out.with_suffix(".json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    return out
+
+
+def test_a_shipped_network_read_back_reads_as_its_8_bit_file():
+    """models.shipped undoes the export: batch norms folded, 8-bit weights, the first kernel
+    regrouped in blocks; the float network read back reads rendered crops as the file does."""
+    import torch
+
+    from models.dataset import shot_samples
+    from models.shipped import load_shipped
+    from models.train import normalise, to_input
+    from vision.classifier import model_dir
+
+    crops, _ = shot_samples(9_000_900, variety=True)
+    for name in ("tiles", "tiles-second"):
+        path = model_dir() / f"{name}.onnx"
+        model, glyphs = load_shipped(path)
+        assert glyphs == GLYPHS
+        model.eval()
+        with torch.no_grad():
+            logits, _ = model(normalise(to_input(torch.from_numpy(crops))))
+        shipped = load_model(str(path)).run(crops)[0]
+        agree = (logits.numpy().argmax(axis=1) == shipped.argmax(axis=1)).mean()
+        assert agree > 0.98
+
+
+def test_glyphs_a_network_never_had_start_as_the_letter_they_are_built_on(tmp_path):
+    """Ä Ö Ü (added to GLYPHS later) get the outputs of А О U: read as those at first."""
+    import torch
+
+    from models.shipped import load_shipped
+    from vision.classifier import model_dir
+
+    full, _ = load_shipped(model_dir() / "tiles.onnx")
+    old = _fewer_glyphs(model_dir() / "tiles.onnx", tmp_path / "old.onnx", 3)
+    grown, glyphs = load_shipped(old)
+    assert glyphs == GLYPHS[:-3]
+    weight, full_weight = grown.head[-1].weight.data, full.head[-1].weight.data
+    assert torch.equal(weight[:-3], full_weight[:-3])
+    for new, base in zip("ÄÖÜ", "АОU", strict=True):
+        assert torch.equal(weight[GLYPHS.index(new)], full_weight[GLYPHS.index(base)])
+
+
+def test_a_file_that_is_no_shipped_network_is_refused_by_name(tmp_path, capsys):
+    from models.train import main
+
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"not a model")
+    junk.with_suffix(".json").write_text("{}")
+    for path, reason in ((tmp_path / "none.onnx", "none.onnx: no such file"),
+                         (junk, "junk.onnx: not an ONNX model")):
+        with pytest.raises(SystemExit):
+            main(["--init", str(path)])
+        assert f"--init: {tmp_path}/{reason}" in capsys.readouterr().err
+
+
+def test_fine_tuning_starts_from_a_shipped_network_and_ships_like_training(tmp_path):
+    from models.train import main
+    from vision.classifier import model_dir
+
+    shipped = model_dir() / "tiles.onnx"
+    main(["--init", str(shipped), "--lr", "3e-4", "--seed", "7", "--shots", "2", "--epochs", "1",
+          "--workers", "1", "--real-boxes", "0.5", "--out", str(tmp_path)])
+    meta = json.loads((tmp_path / "tiles.json").read_text("utf-8"))
+    assert meta["init"] == str(shipped) and meta["width"] == 24 and meta["real_boxes"] == 0.5
+    assert f"--width 24 --init {shipped} --lr 0.0003" in meta["command"]
+    assert "--real-boxes 0.5" in meta["command"]
+    assert meta["weight_bits"] == 7 and meta["space_to_depth"] == {"block": 2, "pad": 2}
+    assert meta["glyphs"] == list(GLYPHS)

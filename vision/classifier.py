@@ -6,8 +6,9 @@
 The network outputs one score per *glyph*: '.' (empty cell, any premium colour), '*' (a star
 tile, asterisk printed), '?' (a blank tile, nothing printed), '~' (a tile seen turned, used to
 find the board's upright) and every letter shape of the Cyrillic (Ё included) and Latin
-alphabets, homoglyphs (Cyrillic А / Latin A …) merged. A ruleset's letters map one-to-one onto
-glyphs, its '*' onto the star and/or blank glyph its boxes use; other glyphs are masked out.
+alphabets, homoglyphs (Cyrillic А / Latin A …) merged, and the German Ä Ö Ü. A ruleset's
+letters map one-to-one onto glyphs, its '*' onto the star and/or blank glyph its boxes use;
+other glyphs are masked out.
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ from engine.errors import RulesetError
 EMPTY, STAR, BLANK, TURNED = ".", "*", "?", "~"
 CYRILLIC = "АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ"
 LATIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+UMLAUTS = "ÄÖÜ"  # German boxes' letters: no Cyrillic letter looks like them
 # Latin capitals drawn like a Cyrillic one in every ordinary font: one glyph, two letters.
 HOMOGLYPHS = {"A": "А", "B": "В", "C": "С", "E": "Е", "H": "Н", "K": "К", "M": "М",
               "O": "О", "P": "Р", "T": "Т", "X": "Х"}
-GLYPHS = (EMPTY, STAR, BLANK, TURNED) + tuple(CYRILLIC) + tuple(ch for ch in LATIN
-                                                         if ch not in HOMOGLYPHS)
+# Glyphs added later go last: a network's earlier outputs keep their places (models.train --init)
+GLYPHS = ((EMPTY, STAR, BLANK, TURNED) + tuple(CYRILLIC)
+          + tuple(ch for ch in LATIN if ch not in HOMOGLYPHS) + tuple(UMLAUTS))
 MODEL_NAME = "tiles"
 SECOND_NAME = "tiles-second"  # another network's reading of the doubtful cells
 
