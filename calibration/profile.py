@@ -55,12 +55,13 @@ def load_profile(name: str, data_dir) -> Profile:
     """The saved profile NAME (ProfileError when unknown, corrupt or of another model)."""
     check_name(name)
     folder = profile_folder(name, data_dir)
-    stamp = (folder / "refs.npz").stat().st_mtime_ns if (folder / "refs.npz").exists() else 0
+    stamp = tuple(path.stat().st_mtime_ns if path.exists() else 0   # a file edited: read again
+                  for path in (folder / "refs.npz", folder / "profile.json"))
     return _cached(str(folder.resolve()), name, stamp)
 
 
 @lru_cache(maxsize=8)
-def _cached(folder: str, name: str, stamp: int) -> Profile:
+def _cached(folder: str, name: str, stamp: tuple) -> Profile:
     return load_box(Path(folder), name)
 
 

@@ -147,3 +147,18 @@ def test_a_damaged_box_is_listed_as_damaged(client, photos, tmp_path):
     page = client.get("/boxes")
     assert page.status_code == 200 and "calibrate it again" in page.get_data(as_text=True)
     assert 'value="kitchen"' not in client.get("/").get_data(as_text=True)
+
+
+def test_a_game_keeps_the_layout_its_box_had_when_it_started(client, reader, photos, tmp_path):
+    from test_web_helpers import TURN1, new_game_with, play_photo, state
+
+    assert calibrate(client, empty=photos["empty"]).status_code == 201
+    game = new_game_with(client, profile="kitchen")
+    assert play_photo(client, reader, game, TURN1)["totals"] == [5, 0]   # К2 + О1 + Т2
+    meta_file = profile_folder("kitchen", tmp_path / "data") / "profile.json"
+    meta = json.loads(meta_file.read_text("utf-8"))
+    meta["layout"][7] = "......W" + meta["layout"][7][7:]   # the box calibrated again: G8 ×3 word
+    meta_file.write_text(json.dumps(meta, ensure_ascii=False), "utf-8")
+    assert state(client, game)["totals"] == [5, 0]
+    later = new_game_with(client, profile="kitchen")
+    assert play_photo(client, reader, later, TURN1)["totals"] == [15, 0]

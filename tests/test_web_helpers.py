@@ -107,6 +107,14 @@ def new_game(client, players=("Аня", "Борис"), target="", word_check="wa
     return response.get_json()["token"]
 
 
+def new_game_with(client, **fields) -> str:
+    """A two-player game with other settings (a box's `profile`, a `ruleset`)."""
+    form = {"csrf": csrf_of(client), "player": ["Аня", "Борис"], **fields}
+    response = client.post("/games", data=form, headers={"Accept": "application/json"})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["token"]
+
+
 def post(client, url: str, data: dict | None = None, **kwargs):
     """A POST as the page's script sends it: CSRF header, JSON answer."""
     headers = {"Accept": "application/json", "X-CSRF-Token": csrf_of(client)}

@@ -22,7 +22,7 @@ from engine.errors import EruditError
 from engine.files import folder_why
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
 
-from . import answer, db, guard, i18n
+from . import answer, db, guard, i18n, store
 from .views import boxes, home, play, review
 
 MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
@@ -49,6 +49,7 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
         app.config.update(config)
     app.json.ensure_ascii = False             # letters as letters in the JSON API
     db.init_db(folder / "games.sqlite3")
+    _keep_rules(folder)
     app.teardown_appcontext(db.close_db)
     app.before_request(i18n.select_language)
     app.before_request(guard.check_request)
@@ -63,6 +64,16 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
     for blueprint in (home.bp, play.bp, review.bp, boxes.bp):
         app.register_blueprint(blueprint)
     return app
+
+
+def _keep_rules(folder: Path) -> None:
+    conn = db.connect(folder / "games.sqlite3")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        store.keep_rules(conn, folder)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
 
 
 def _secret_key(folder: Path) -> str:

@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS games (
     target      INTEGER,
     word_check  TEXT NOT NULL,
     profile     TEXT,
-    ended       INTEGER NOT NULL DEFAULT 0
+    ended       INTEGER NOT NULL DEFAULT 0,
+    rules       TEXT                      -- JSON: the ruleset and layout the game started with
 );
 CREATE TABLE IF NOT EXISTS turns (
     game_id      INTEGER NOT NULL REFERENCES games(id) ON DELETE CASCADE,
@@ -75,6 +76,9 @@ def init_db(path: Path) -> None:
     try:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.executescript(SCHEMA)
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(games)")}
+        if "rules" not in columns:  # a database made before games kept their rules
+            conn.execute("ALTER TABLE games ADD COLUMN rules TEXT")
     finally:
         conn.close()
 

@@ -44,7 +44,7 @@ def create():
     ruleset = store.ruleset_for(name, profile, data_dir())
     Game(ruleset, names, target=target, word_check=word_check)  # checks the settings
     with db.write() as conn:
-        token = store.create(conn, name, names, target, word_check, profile)
+        token = store.create(conn, ruleset, name, names, target, word_check, profile)
     if wants_json():
         return jsonify({"token": token, "url": join_url(token)}), 201
     return redirect(url_for("play.page", token=token), code=303)
