@@ -22,6 +22,7 @@ from calibration.references import (
     model_hash,
     open_board,
 )
+from engine.board import shown
 from engine.errors import ProfileError
 from engine.ruleset import SIZE, Ruleset
 from vision import classifier
@@ -47,7 +48,7 @@ CENTRE = SIZE * SIZE // 2  # flat index of the centre cell
 
 def check_name(name: str) -> None:
     if not NAME.match(name or ""):
-        raise ProfileError(f"profile name {name!r}: use letters, digits, '-', '_' or '.'")
+        raise ProfileError(f"profile name {shown(name)}: use letters, digits, '-', '_' or '.'")
 
 
 def read_empty(path, ruleset: Ruleset) -> dict:

@@ -10,6 +10,7 @@ end-of-round rule, winner, corrections (undo, fix a letter and re-score), unseen
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -61,6 +62,10 @@ class Game:
         for number, name in enumerate(names, start=1):
             if not str(name).strip():
                 raise GameError(f"player {number} has no name")
+            if any(unicodedata.category(ch).startswith("C") for ch in str(name)):
+                # a line break or NUL would split the scoreboard and the game record's lines
+                raise GameError(f"player {number}'s name holds a control character "
+                                "(a line break, a tab, NUL): use letters, digits and spaces")
         if len(set(names)) != len(names):  # the scoreboard and a record tell players by name
             raise GameError("two players have the same name")
         if target is not None and target <= 0:

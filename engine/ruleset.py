@@ -251,7 +251,8 @@ def ruleset_dict(ruleset: Ruleset) -> dict:
         "name": rs.name, "title": rs.title, "alphabet": "".join(rs.alphabet), "stars": rs.stars,
         "rack": rs.rack, "bonus": rs.bonus, "star_scores_letter": rs.star_scores_letter,
         "star_swap": rs.star_swap, "end": rs.end, "word_check": rs.word_check,
-        "source": rs.source, "tiles": {le: [rs.counts[le], rs.values[le]] for le in rs.alphabet},
+        "star_look": rs.star_look, "source": rs.source,
+        "tiles": {le: [rs.counts[le], rs.values[le]] for le in rs.alphabet},
         "layout": {"name": rs.layout.name, "rows": list(rs.layout.rows),
                    "centre": rs.layout.centre},
     }

@@ -4,7 +4,7 @@ the disk cannot be filled, odd input gets one clear line, other sites are refuse
 from __future__ import annotations
 
 from conftest import write_ruleset
-from test_web_helpers import TURN1, new_game_with, play_photo, state
+from test_web_helpers import TURN1, csrf_of, new_game, new_game_with, play_photo, post, state
 
 pytest_plugins = ["test_web_helpers"]   # the app, client and reader fixtures
 
@@ -46,3 +46,68 @@ def test_a_game_stored_without_its_rules_gets_them_once(tmp_path, reader):
     with sqlite3.connect(tmp_path / "data" / "games.sqlite3") as conn:
         rules = conn.execute("SELECT rules FROM games").fetchone()[0]
     assert '"rack": 7' in rules and '"bonus": 15' in rules
+
+
+# -- odd input: one clear line, never a 500 -----------------------------------------------
+def test_odd_form_values_get_one_short_line(client, reader):
+    game = new_game(client)
+    play_photo(client, reader, game, TURN1)
+    long_cell = "H" + "1" * 5000
+    answer = post(client, f"/g/{game}/cell", {"turn": 2, "cell": long_cell, "symbol": "А"})
+    assert answer.status_code == 400
+    assert answer.get_json()["error"].startswith("bad cell name 'H1111111111111111111'…")
+    assert len(answer.get_json()["error"]) < 120
+    for cell in ("H²", "H٣", "Z8"):
+        answer = post(client, f"/g/{game}/cell", {"turn": 2, "cell": cell, "symbol": "А"})
+        assert answer.status_code == 400 and "bad cell name" in answer.get_json()["error"]
+    for turn in ("²", "9" * 5000):
+        answer = post(client, f"/g/{game}/pass", {"turn": turn})
+        assert answer.status_code == 400 and "whole number" in answer.get_json()["error"]
+    ask = {"Accept": "application/json", "X-CSRF-Token": csrf_of(client)}
+    for target in ("²", "١٢٠", "9" * 5000):
+        answer = client.post("/games", headers=ask, data={"player": ["А", "Б"], "target": target})
+        assert answer.status_code == 400, target
+        assert "whole number up to" in answer.get_json()["error"]
+    assert state(client, game)["totals"] == [5, 0]
+
+
+def test_a_player_name_with_a_line_break_is_refused(client, reader):
+    ask = {"Accept": "application/json", "X-CSRF-Token": csrf_of(client)}
+    for name in ("Аня\n#player3 x", "Аня\x00", "Б\tорис"):
+        answer = client.post("/games", headers=ask, data={"player": [name, "Борис"]})
+        assert answer.status_code == 409, name
+        assert "control character" in answer.get_json()["error"]
+    game = new_game(client, players=("Анна Мария", "Борис"))
+    play_photo(client, reader, game, TURN1)
+    record = client.get(f"/g/{game}/game.gcg").get_data(as_text=True)
+    from engine.gcg import parse_record
+
+    assert parse_record(record, "export").players[0] == ("Анна_Мария", "Анна Мария")
+
+
+def test_errors_do_not_show_server_paths(client, tmp_path):
+    rulesets = tmp_path / "data" / "rulesets"
+    rulesets.mkdir(parents=True)
+    (rulesets / "broken.json").write_text("{not json", "utf-8")
+    ask = {"Accept": "application/json", "X-CSRF-Token": csrf_of(client)}
+    answer = client.post("/games", headers=ask, data={"player": ["А", "Б"], "ruleset": "broken"})
+    assert answer.status_code == 400
+    error = answer.get_json()["error"]
+    assert error.startswith("rulesets/broken.json: not valid JSON") and str(tmp_path) not in error
+
+
+def test_a_broken_ruleset_file_hides_only_itself(client, tmp_path, capsys):
+    from companion_app.cli import main
+
+    rulesets = tmp_path / "data" / "rulesets"
+    write_ruleset(rulesets, "home")
+    (rulesets / "broken.json").write_text("{not json", "utf-8")
+    page = client.get("/")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert 'value="home"' in text and 'value="broken"' not in text
+    assert main(["--data", str(tmp_path / "data"), "rulesets", "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert '"name": "home"' in out and '"name": "erudit"' in out
+    assert err.strip().endswith("broken.json: not valid JSON (line 1: Expecting property name "
+                                "enclosed in double quotes)")

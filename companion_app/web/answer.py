@@ -6,9 +6,13 @@ cause become one clear line with a fitting status code, never a traceback.
 
 from __future__ import annotations
 
-from flask import jsonify, redirect, render_template, request, url_for
+import re
+from pathlib import Path
+
+from flask import current_app, jsonify, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
+from engine.board import shown
 from engine.errors import BoardTextError, EruditError, GameError, MoveError, PhotoError
 
 from .game_page import render_page, state_json
@@ -47,9 +51,22 @@ def done(token: str, anchor: str = ""):
     return redirect(url_for("play.page", token=token) + anchor, code=303)
 
 
+# A path on the server ("/home/…/rulesets/x.json"): the network sees only its last part.
+_SERVER_PATH = re.compile(r"(?<![\w.])(?:/[^\s/:'\"]+)+/([^\s/:'\"]+)")
+
+
+def without_paths(message: str) -> str:
+    """`message` with the server's folders left out: the data folder's files named from it
+    (`rulesets/home.json`), any other path by its file name."""
+    folder = str(current_app.config["DATA_DIR"]).rstrip("/") + "/"
+    for prefix in {folder, str(Path(folder).resolve()) + "/"}:
+        message = message.replace(prefix, "")
+    return _SERVER_PATH.sub(r"\1", message)
+
+
 def error_response(message: str, status: int):
     """The error as JSON, or on the game page it concerns, or on a plain error page."""
-    text = translate_error(message)
+    text = translate_error(without_paths(message))
     if wants_json():
         return jsonify({"error": text, "status": status}), status
     token = (request.view_args or {}).get("token")
@@ -67,8 +84,6 @@ def handle_erudit(exc: EruditError):
 
 def handle_http(exc: HTTPException):
     if exc.code == 413:
-        from flask import current_app
-
         megabytes = current_app.config["MAX_CONTENT_LENGTH"] / (1024 * 1024)
         limit = f"{megabytes:.0f}" if megabytes >= 1 else f"{megabytes:.1f}"
         return error_response(f"the upload is larger than {limit} MB", 413)
@@ -77,15 +92,12 @@ def handle_http(exc: HTTPException):
 
 def handle_unexpected(exc: Exception):
     """A bug, not the user's doing: logged with its traceback, answered with one line."""
-    from flask import current_app
-
     current_app.logger.exception("unexpected error on %s %s", request.method, request.path)
     return error_response(f"internal error: {exc.__class__.__name__}: {exc}", 500)
 
 
 def form_int(name: str) -> int:
-    value = request.form.get(name, "")
-    try:
-        return int(value)
-    except ValueError:
-        raise BadInput(f"field {name!r} must be a whole number, not {value!r}") from None
+    value = request.form.get(name, "").strip()
+    if not re.fullmatch(r"-?[0-9]{1,9}", value):   # int() would take '٣' and 5000 digits too
+        raise BadInput(f"field {name!r} must be a whole number, not {shown(value)}")
+    return int(value)

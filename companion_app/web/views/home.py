@@ -3,8 +3,11 @@ starting one."""
 
 from __future__ import annotations
 
+import re
+
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 
+from engine.board import shown
 from engine.game import Game
 from engine.ruleset import installed_rulesets, ruleset_names
 from engine.words import MODES
@@ -62,7 +65,7 @@ def ruleset_choices() -> list[tuple[str, str]]:
 def installed_ruleset(name: str) -> str:
     """`name` when it is an installed ruleset: a name from a request is never a path."""
     if name not in ruleset_names(data_dir()):
-        raise BadInput(f"unknown ruleset {name!r}")
+        raise BadInput(f"unknown ruleset {shown(name)}")
     return name
 
 
@@ -70,7 +73,7 @@ def _target(text: str) -> int | None:
     text = text.strip()
     if not text or text == "0":
         return None
-    if not text.isdigit() or int(text) > MAX_TARGET:
+    if not re.fullmatch(r"[0-9]{1,6}", text) or int(text) > MAX_TARGET:
         raise BadInput(f"the target score must be a whole number up to {MAX_TARGET}, "
-                       f"not {text!r}")
+                       f"not {shown(text)}")
     return int(text)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from flask import Blueprint, current_app, request
 
-from engine.board import Board, cell_name, parse_cell
+from engine.board import Board, cell_name, parse_cell, shown
 from engine.errors import GameError
 
 from .. import db, store, uploads
@@ -141,7 +141,8 @@ def cell(token: str):
 def _checked_symbol(symbol: str, alphabet) -> str:
     if symbol in (".", "*") or (len(symbol) == 1 and symbol.upper() in alphabet):
         return symbol
-    raise BadInput(f"{symbol!r} is not a letter of this box (nor '*' for a star, '.' for empty)")
+    raise BadInput(f"{shown(symbol)} is not a letter of this box "
+                   "(nor '*' for a star, '.' for empty)")
 
 
 def _fix_confirmed(conn, record, game, number: int, rc: tuple[int, int], symbol: str) -> None:
