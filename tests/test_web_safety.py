@@ -111,3 +111,32 @@ def test_a_broken_ruleset_file_hides_only_itself(client, tmp_path, capsys):
     assert '"name": "home"' in out and '"name": "erudit"' in out
     assert err.strip().endswith("broken.json: not valid JSON (line 1: Expecting property name "
                                 "enclosed in double quotes)")
+
+
+# -- other sites ----------------------------------------------------------------------------
+def test_only_the_servers_own_names_are_answered(client, reader, app):
+    game = new_game(client)
+    ask = {"Accept": "application/json"}
+    for host in ("localhost", "localhost:8000", "192.168.1.20:8000", "[::1]:8000", "10.0.0.7"):
+        assert client.get(f"/g/{game}", headers={**ask, "Host": host}).status_code == 200, host
+    for host in ("evil.example", "evil.example:8000", "192.168.1.20.evil.example",
+                 "localhost:port"):
+        answer = client.get(f"/g/{game}", headers={**ask, "Host": host})
+        assert answer.status_code == 403, host
+        assert "refused" in answer.get_json()["error"]
+    rebound = {"Host": "evil.example:8000", "Origin": "http://evil.example:8000"}
+    answer = post(client, f"/g/{game}/pass", {"turn": 1}, headers=rebound)
+    assert answer.status_code == 403
+    answer = post(client, "/games", {"player": ["А", "Б"]}, headers=rebound)
+    assert answer.status_code == 403
+    assert state(client, game)["moves"] == []
+
+
+def test_names_can_be_added_for_a_proxy(tmp_path, reader):
+    from companion_app.web import create_app
+
+    app = create_app(tmp_path / "data", {"PROPOSE_TURN": reader,
+                                         "ALLOWED_HOSTS": {"Erudit.Home.Arpa"}})
+    client = app.test_client()
+    assert client.get("/", headers={"Host": "erudit.home.arpa"}).status_code == 200
+    assert client.get("/", headers={"Host": "other.home.arpa"}).status_code == 403

@@ -44,9 +44,13 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
         SESSION_COOKIE_SAMESITE="Lax",
         PUBLIC_URL=None,          # base of the join link, when the server knows its LAN address
         PROPOSE_TURN=None,        # photo → proposal hook; None: companion_app.photos.propose_turn
+        ALLOWED_HOSTS=set(),      # names besides this machine's own and its IP addresses
     )
     if config:
         app.config.update(config)
+    extra = os.environ.get("ERUDIT_ALLOWED_HOSTS", "").replace(",", " ").split()
+    app.config["ALLOWED_HOSTS"] = ({n.lower() for n in app.config["ALLOWED_HOSTS"]} | {n.lower() for n in extra}
+                                   | guard.own_names())
     app.json.ensure_ascii = False             # letters as letters in the JSON API
     db.init_db(folder / "games.sqlite3")
     _keep_rules(folder)
