@@ -3,8 +3,20 @@ the disk cannot be filled, odd input gets one clear line, other sites are refuse
 
 from __future__ import annotations
 
+import cv2
+import numpy as np
 from conftest import write_ruleset
-from test_web_helpers import TURN1, csrf_of, new_game, new_game_with, play_photo, post, state
+from test_web_helpers import (
+    TURN1,
+    csrf_of,
+    jpeg_bytes,
+    new_game,
+    new_game_with,
+    play_photo,
+    post,
+    state,
+    upload,
+)
 
 pytest_plugins = ["test_web_helpers"]   # the app, client and reader fixtures
 
@@ -140,3 +152,28 @@ def test_names_can_be_added_for_a_proxy(tmp_path, reader):
     client = app.test_client()
     assert client.get("/", headers={"Host": "erudit.home.arpa"}).status_code == 200
     assert client.get("/", headers={"Host": "other.home.arpa"}).status_code == 403
+
+
+# -- photos seen fresh ----------------------------------------------------------------------
+def test_a_turn_played_again_after_an_undo_shows_its_new_photo(client, reader):
+    game = new_game(client)
+    play_photo(client, reader, game, TURN1)
+    old = state(client, game)["moves"][0]["photo"]
+    post(client, f"/g/{game}/undo", {"turn": 2})
+    reader.boards.append(TURN1)
+    assert upload(client, game, 1, data=jpeg_bytes(80, 60)).status_code == 200
+    pending = state(client, game)["pending"]
+    post(client, f"/g/{game}/confirm", {"turn": 1, "pending": pending["id"]})
+    new = state(client, game)["moves"][0]["photo"]
+    for kind in ("photo", "board", "thumb"):
+        assert new[kind] != old[kind], kind
+        assert client.get(old[kind]).status_code == 404          # the undone turn's picture
+        answer = client.get(new[kind])
+        assert answer.status_code == 200
+        assert "private" in answer.headers["Cache-Control"]
+        assert "public" not in answer.headers["Cache-Control"]
+    unversioned = new["photo"].split("?")[0]
+    answer = client.get(unversioned)
+    assert answer.status_code == 200 and "no-cache" in answer.headers["Cache-Control"]
+    width = cv2.imdecode(np.frombuffer(answer.data, np.uint8), cv2.IMREAD_COLOR).shape[1]
+    assert width == 80                                           # the photo sent the second time

@@ -52,12 +52,14 @@ def move_state(token: str, turn: Turn, photo: str | None) -> dict:
     move = report.turn_dict(turn)
     move["exchange"] = turn.exchange
     move["verdicts"] = [{"word": v.word, "ok": v.ok, "reason": v.reason} for v in turn.verdicts]
-    move["photo"] = _image_urls(token, str(turn.number)) if photo else None
+    move["photo"] = _image_urls(token, str(turn.number), photo) if photo else None
     return move
 
 
-def _image_urls(token: str, name: str) -> dict:
-    return {kind: url_for("review.image", token=token, name=name, kind=kind)
+def _image_urls(token: str, name: str, photo: str) -> dict:
+    """The addresses of a photo's pictures, each naming the stored file's version (`v`)."""
+    version = photo.rsplit(".", 1)[0]
+    return {kind: url_for("review.image", token=token, name=name, kind=kind, v=version)
             for kind in ("photo", "board", "thumb")}
 
 
@@ -77,7 +79,7 @@ def pending_state(token: str, pending: Pending | None, game: Game) -> dict | Non
         "proposed": pending.proposed.split("\n"), "new": new, "sure": pending.sure,
         "alternatives": pending.alternatives, "message": pending.message,
         "move": move, "breakdown": words, "verdicts": verdicts, "error": error,
-        "photo": _image_urls(token, "pending-" + pending.pid),
+        "photo": _image_urls(token, "pending-" + pending.pid, pending.photo),
         "stars": [c for c in new if _is_unknown_star(pending.board, c)],
         "marks": photo_marks(new),
     }

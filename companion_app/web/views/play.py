@@ -82,11 +82,13 @@ def confirm(token: str):
         game = store.build_game(record, data_dir())
         board = Board.parse(pending.board, game.ruleset)
         turn = game.play(board, sure=pending.sure, alternatives=pending.alternatives)
+        # a name of its own (not the turn's number alone): a turn undone and played again
+        # gets a new photo under a new address, which no phone has cached
         ext = pending.photo.rsplit(".", 1)[1]
+        name = f"{expected}-{pending.pid}.{ext}"
         store.add_turn(conn, record, turn.kind, str(turn.board) if turn.kind == "play" else None,
-                       pending.sure, pending.alternatives, f"{expected}.{ext}")
-    uploads.rename_all(uploads.game_folder(data_dir(), record.id), pending.photo,
-                       f"{expected}.{ext}")
+                       pending.sure, pending.alternatives, name)
+    uploads.rename_all(uploads.game_folder(data_dir(), record.id), pending.photo, name)
     return done(token)
 
 
