@@ -101,7 +101,7 @@ def test_the_setup_page_refuses_bad_photos_and_fields(client, photos, fields, st
     assert answer.status_code == status
     assert re.match(message, answer.get_json()["error"]), answer.get_json()
     assert not profile_folder("box", tmp_path / "data").exists()
-    assert not [p for p in (tmp_path / "data").iterdir() if p.name.startswith("tmp")]
+    assert not [p for p in (tmp_path / "data").iterdir() if p.name.startswith(".tmp")]
 
 
 def test_a_calibrated_box_is_replaced_only_when_asked(client, photos):

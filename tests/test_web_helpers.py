@@ -80,7 +80,8 @@ def reader():
 def app(tmp_path, reader):
     from companion_app.web import create_app
 
-    return create_app(tmp_path / "data", {"TESTING": True, "PROPOSE_TURN": reader})
+    return create_app(tmp_path / "data", {"TESTING": True, "PROPOSE_TURN": reader,
+                                          "PHOTO_WORKERS": 0})
 
 
 @pytest.fixture

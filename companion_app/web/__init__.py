@@ -22,7 +22,7 @@ from engine.errors import EruditError
 from engine.files import folder_why
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
 
-from . import answer, db, guard, i18n, store
+from . import answer, db, guard, i18n, store, uploads
 from .views import boxes, home, play, review
 
 MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
@@ -45,15 +45,20 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
         PUBLIC_URL=None,          # base of the join link, when the server knows its LAN address
         PROPOSE_TURN=None,        # photo → proposal hook; None: companion_app.photos.propose_turn
         ALLOWED_HOSTS=set(),      # names besides this machine's own and its IP addresses
+        PHOTO_WORKERS=2,          # processes reading phone photos; 0: in the request's thread
+        GAMES_PER_HOUR=60,        # new games taken in an hour (a club's evening starts a dozen)
+        GAME_PHOTO_LIMIT=uploads.GAME_PHOTO_LIMIT,   # photos one game keeps
+        PHOTO_DISK_LIMIT=uploads.PHOTO_DISK_LIMIT,   # bytes of all games' photos
+        DISK_RESERVE=uploads.DISK_RESERVE,           # free bytes never used for photos or games
     )
     if config:
         app.config.update(config)
     extra = os.environ.get("ERUDIT_ALLOWED_HOSTS", "").replace(",", " ").split()
-    app.config["ALLOWED_HOSTS"] = ({n.lower() for n in app.config["ALLOWED_HOSTS"]} | {n.lower() for n in extra}
-                                   | guard.own_names())
+    names = {*app.config["ALLOWED_HOSTS"], *extra}
+    app.config["ALLOWED_HOSTS"] = {n.lower() for n in names} | guard.own_names()
     app.json.ensure_ascii = False             # letters as letters in the JSON API
     db.init_db(folder / "games.sqlite3")
-    _keep_rules(folder)
+    _tidy(folder)
     app.teardown_appcontext(db.close_db)
     app.before_request(i18n.select_language)
     app.before_request(guard.check_request)
@@ -70,12 +75,15 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
     return app
 
 
-def _keep_rules(folder: Path) -> None:
+def _tidy(folder: Path) -> None:
+    """Once at start: older games get their rules kept, and what a crash or a full disk left
+    half-written is deleted."""
     conn = db.connect(folder / "games.sqlite3")
     try:
         conn.execute("BEGIN IMMEDIATE")
         store.keep_rules(conn, folder)
         conn.execute("COMMIT")
+        uploads.sweep(folder, store.kept_photos(conn))
     finally:
         conn.close()
 

@@ -6,7 +6,9 @@ cause become one clear line with a fitting status code, never a traceback.
 
 from __future__ import annotations
 
+import errno
 import re
+import sqlite3
 from pathlib import Path
 
 from flask import current_app, jsonify, redirect, render_template, request, url_for
@@ -18,8 +20,9 @@ from engine.errors import BoardTextError, EruditError, GameError, MoveError, Pho
 from .game_page import render_page, state_json
 from .guard import Forbidden
 from .i18n import translate_error
+from .reading import Busy
 from .store import NotFound, Stale
-from .uploads import PhotoTooLarge
+from .uploads import DiskFull, PhotoTooLarge
 
 
 class BadInput(EruditError):
@@ -30,7 +33,12 @@ class Conflict(EruditError):
     """The request would overwrite something the user did not ask to replace."""
 
 
+class TooMany(EruditError):
+    """More of something in a while than a table ever needs (new games in an hour)."""
+
+
 STATUS = [(NotFound, 404), (Forbidden, 403), (Stale, 409), (PhotoTooLarge, 413),
+          (DiskFull, 507), (Busy, 503), (TooMany, 429),
           (PhotoError, 422), (MoveError, 422), (BoardTextError, 400), (BadInput, 400),
           (Conflict, 409), (GameError, 409), (EruditError, 400)]
 
@@ -91,9 +99,20 @@ def handle_http(exc: HTTPException):
 
 
 def handle_unexpected(exc: Exception):
-    """A bug, not the user's doing: logged with its traceback, answered with one line."""
+    """A bug, not the user's doing: logged with its traceback, answered with one line; a
+    full disk is not a bug, and says so."""
+    if _disk_full(exc):
+        current_app.logger.error("disk full on %s %s: %s", request.method, request.path, exc)
+        return error_response("the server's disk is full: nothing was changed; the games "
+                              "can still be read", 507)
     current_app.logger.exception("unexpected error on %s %s", request.method, request.path)
     return error_response(f"internal error: {exc.__class__.__name__}: {exc}", 500)
+
+
+def _disk_full(exc: Exception) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+    return isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)
 
 
 def form_int(name: str) -> int:

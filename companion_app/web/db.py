@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS pending (
     alternatives TEXT NOT NULL,
     message      TEXT,
     photo        TEXT NOT NULL,
-    created      TEXT NOT NULL DEFAULT (datetime('now'))
+    created      TEXT NOT NULL DEFAULT (datetime('now')),
+    blocked      TEXT                     -- why it cannot be confirmed (not this game's board)
 );
 """
 
@@ -76,9 +77,10 @@ def init_db(path: Path) -> None:
     try:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.executescript(SCHEMA)
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(games)")}
-        if "rules" not in columns:  # a database made before games kept their rules
-            conn.execute("ALTER TABLE games ADD COLUMN rules TEXT")
+        for table, column in (("games", "rules"), ("pending", "blocked")):
+            columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            if column not in columns:  # a database made by an older version
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
     finally:
         conn.close()
 

@@ -43,6 +43,7 @@ class Pending:
     alternatives: list[dict]
     message: str | None
     photo: str
+    blocked: str | None = None     # why it cannot be confirmed: the photo is not of this board
 
 
 @dataclass
@@ -133,7 +134,7 @@ def find(conn: sqlite3.Connection, token: str) -> Record:
     if p is not None:
         record.pending = Pending(p["pid"], p["number"], p["board"], p["proposed"],
                                  bool(p["sure"]), json.loads(p["alternatives"]), p["message"],
-                                 p["photo"])
+                                 p["photo"], p["blocked"])
     return record
 
 
@@ -176,10 +177,30 @@ def add_turn(conn: sqlite3.Connection, record: Record, kind: str, board: str | N
 def save_pending(conn: sqlite3.Connection, record: Record, pending: Pending) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO pending (game_id, pid, number, board, proposed, sure, "
-        "alternatives, message, photo) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "alternatives, message, photo, blocked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (record.id, pending.pid, pending.number, pending.board, pending.proposed,
          int(pending.sure), json.dumps(pending.alternatives, ensure_ascii=False),
-         pending.message, pending.photo))
+         pending.message, pending.photo, pending.blocked))
+
+
+def photo_count(conn: sqlite3.Connection, record: Record) -> int:
+    """The photos the game keeps: its turns' and the one waiting to be confirmed."""
+    return sum(1 for turn in record.turns if turn.photo) + (record.pending is not None)
+
+
+def kept_photos(conn: sqlite3.Connection) -> dict[int, set[str]]:
+    """Every game's photo names (game id → names), as the database knows them."""
+    kept: dict[int, set[str]] = {}
+    for row in conn.execute("SELECT game_id, photo FROM turns WHERE photo IS NOT NULL "
+                            "UNION ALL SELECT game_id, photo FROM pending"):
+        kept.setdefault(row[0], set()).add(row[1])
+    return kept
+
+
+def games_since(conn: sqlite3.Connection, minutes: int) -> int:
+    """How many games were made in the last `minutes`."""
+    return conn.execute("SELECT COUNT(*) FROM games WHERE created > datetime('now', ?)",
+                        (f"-{int(minutes)} minutes",)).fetchone()[0]
 
 
 def drop_pending(conn: sqlite3.Connection, record: Record) -> None:

@@ -15,7 +15,7 @@ from ..answer import BadInput, Conflict, status_of, wants_json
 from ..game_page import data_dir
 from ..i18n import translate_error
 from ..state import layout_grid
-from ..uploads import check_image
+from ..uploads import TEMP_PREFIX, check_image
 from .home import installed_ruleset, ruleset_choices
 
 bp = Blueprint("boxes", __name__)
@@ -59,7 +59,7 @@ def _calibrated(form, files) -> dict:
     sent = {field: files[field] for field in PHOTOS if files.get(field) and files[field].filename}
     if "empty" not in sent:
         raise BadInput("no photo of the empty board (field 'empty')")
-    with tempfile.TemporaryDirectory(dir=data_dir()) as folder:
+    with tempfile.TemporaryDirectory(dir=data_dir(), prefix=TEMP_PREFIX) as folder:
         paths = {field: _saved(upload, field, Path(folder)) for field, upload in sent.items()}
         try:
             profile = build_profile(paths["empty"], paths.get("alphabet"), name, ruleset,

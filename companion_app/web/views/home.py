@@ -12,8 +12,8 @@ from engine.game import Game
 from engine.ruleset import installed_rulesets, ruleset_names
 from engine.words import MODES
 
-from .. import db, store
-from ..answer import BadInput, wants_json
+from .. import db, store, uploads
+from ..answer import BadInput, TooMany, wants_json
 from ..game_page import data_dir, join_url
 
 bp = Blueprint("home", __name__)
@@ -46,7 +46,12 @@ def create():
         check_name(profile)
     ruleset = store.ruleset_for(name, profile, data_dir())
     Game(ruleset, names, target=target, word_check=word_check)  # checks the settings
+    uploads.check_free(data_dir(), current_app.config)
     with db.write() as conn:
+        limit = current_app.config["GAMES_PER_HOUR"]
+        if store.games_since(conn, 60) >= limit:
+            raise TooMany(f"{limit} games were started in the last hour, the most this "
+                          "server takes: try again later")
         token = store.create(conn, ruleset, name, names, target, word_check, profile)
     if wants_json():
         return jsonify({"token": token, "url": join_url(token)}), 201

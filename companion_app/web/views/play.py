@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import secrets
 from contextlib import contextmanager
+from pathlib import Path
 
 from flask import Blueprint, current_app, request
 
 from engine.board import Board, cell_name, parse_cell, shown
 from engine.errors import GameError
 
-from .. import db, store, uploads
+from .. import db, reading, store, uploads
 from ..answer import BadInput, done, form_int, wants_json
 from ..game_page import data_dir, load, render_page, state_json
 
@@ -26,18 +27,11 @@ def page(token: str):
     return render_page(token)
 
 
-def proposer():
-    """The photo → proposed turn step: the app's own hook (tests) or the photo pipeline."""
-    hook = current_app.config.get("PROPOSE_TURN")
-    if hook is not None:
-        return hook
-    from companion_app.photos import propose_turn
-
-    return propose_turn
-
-
 @bp.post("/g/<token>/photo")
 def photo(token: str):
+    """A photo of the board after the next turn → its proposed move, waiting for a confirm.
+    The photo is decoded and read in a worker (reading.py); what is kept is the photo as
+    decoded, re-encoded, never the bytes as sent."""
     record, game = load(token)
     expected = form_int("turn")
     store.expect_turn(record, expected)
@@ -47,18 +41,27 @@ def photo(token: str):
     if upload is None:
         raise BadInput("no photo in the request (field 'photo')")
     data = upload.read()
-    ext = uploads.check_image(data)
+    uploads.check_header(data)
+    config = current_app.config
+    uploads.check_room(data_dir(), store.photo_count(db.get_db(), record), config)
+    hook = config.get("PROPOSE_TURN")   # a scripted reader (tests) reads the photo as kept
+    sent = shown_name(upload.filename)
+    result = reading.run_photo(config, (str(data_dir()), record.id), data, sent, game,
+                               record.profile, str(data_dir()), propose=hook is None)
+    del data
     folder = uploads.game_folder(data_dir(), record.id)
-    temps = [uploads.write_temp(folder, data, ext)]
+    temps = [uploads.write_temp(folder, result.photo_jpeg, "jpg")]
     try:
-        proposal = proposer()(game, str(temps[0]), profile=record.profile, data=str(data_dir()))
+        proposal = result.proposal or hook(game, str(temps[0]), profile=record.profile,
+                                           data=str(data_dir()))
         temps.append(uploads.write_temp(folder, proposal.rectified_jpeg, "jpg"))
         temps.append(uploads.write_temp(folder, uploads.thumbnail(proposal.rectified_jpeg), "jpg"))
         pid = secrets.token_hex(6)
-        name = f"pending-{pid}.{ext}"
+        name = f"pending-{pid}.jpg"
         board = str(proposal.board)
         pending = store.Pending(pid, expected, board, board, bool(proposal.sure),
-                                list(proposal.alternatives), proposal.message, name)
+                                list(proposal.alternatives), proposal.message, name,
+                                getattr(proposal, "blocked", None))
         with db.write() as conn:
             fresh = store.find(conn, token)
             store.expect_turn(fresh, expected)
@@ -74,13 +77,24 @@ def photo(token: str):
     return done(token, "#pending")
 
 
+def shown_name(filename: str | None) -> str:
+    """The name a photo was sent under, as errors name it (no folders, not too long)."""
+    name = Path(filename or "photo").name or "photo"
+    return name if len(name) <= 60 else name[:57] + "…"
+
+
 @bp.post("/g/<token>/confirm")
 def confirm(token: str):
     expected = form_int("turn")
     with _at_expected_turn(token) as (conn, record):
         pending = _pending(record)
+        if pending.blocked:
+            raise GameError(f"{pending.blocked}: take the photo again")
         game = store.build_game(record, data_dir())
         board = Board.parse(pending.board, game.ruleset)
+        if board == game.board:
+            raise GameError("no new tiles in this photo: if the player passed or exchanged, "
+                            "say so with Pass")
         turn = game.play(board, sure=pending.sure, alternatives=pending.alternatives)
         # a name of its own (not the turn's number alone): a turn undone and played again
         # gets a new photo under a new address, which no phone has cached

@@ -73,7 +73,7 @@ def image(token: str, name: str, kind: str):
     version = request.args.get("v")
     if photo is None or version not in (None, photo.rsplit(".", 1)[0]):
         abort(404)  # a turn undone since: its photo is gone, whatever now has its number
-    folder = uploads.game_folder(data_dir(), record.id)
+    folder = uploads.photo_folder(data_dir(), record.id)
     response = send_from_directory(folder, uploads.names(photo)[kind])
     # a versioned address always shows the same picture; one without a version may change
     response.cache_control.private = True
