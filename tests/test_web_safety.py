@@ -8,6 +8,7 @@ import numpy as np
 from conftest import write_ruleset
 from test_web_helpers import (
     TURN1,
+    TURN2,
     csrf_of,
     jpeg_bytes,
     new_game,
@@ -177,3 +178,141 @@ def test_a_turn_played_again_after_an_undo_shows_its_new_photo(client, reader):
     assert answer.status_code == 200 and "no-cache" in answer.headers["Cache-Control"]
     width = cv2.imdecode(np.frombuffer(answer.data, np.uint8), cv2.IMREAD_COLOR).shape[1]
     assert width == 80                                           # the photo sent the second time
+
+
+# -- the disk cannot be filled ----------------------------------------------------------------
+def _photo_files(tmp_path) -> list:
+    return sorted((tmp_path / "data" / "photos").glob("*/*"))
+
+
+def test_the_photo_kept_is_what_was_decoded_not_what_was_sent(client, reader, tmp_path):
+    game = new_game(client)
+    sent = jpeg_bytes(640, 480) + bytes(3_000_000)       # a valid JPEG, then 3 MB of junk
+    reader.boards.append(TURN1)
+    assert upload(client, game, 1, data=sent).status_code == 200
+    kept = [p for p in _photo_files(tmp_path) if not p.stem.endswith(("-board", "-thumb"))]
+    assert len(kept) == 1 and kept[0].stat().st_size < 100_000
+    image = cv2.imdecode(np.fromfile(kept[0], np.uint8), cv2.IMREAD_COLOR)
+    assert image.shape[:2] == (480, 640)
+
+
+def test_new_games_are_capped_per_hour(tmp_path, reader):
+    from companion_app.web import create_app
+
+    client = create_app(tmp_path / "data", {"PROPOSE_TURN": reader, "PHOTO_WORKERS": 0,
+                                            "GAMES_PER_HOUR": 3}).test_client()
+    client.set_cookie("lang", "en")
+    games = [new_game(client) for _ in range(3)]
+    ask = {"Accept": "application/json", "X-CSRF-Token": csrf_of(client)}
+    answer = client.post("/games", headers=ask, data={"player": ["А", "Б"]})
+    assert answer.status_code == 429 and "in the last hour" in answer.get_json()["error"]
+    assert all(state(client, game)["moves"] == [] for game in games)
+
+
+def test_a_game_keeps_a_bounded_number_of_photos(tmp_path, reader):
+    from companion_app.web import create_app
+
+    client = create_app(tmp_path / "data", {"PROPOSE_TURN": reader, "PHOTO_WORKERS": 0,
+                                            "GAME_PHOTO_LIMIT": 2}).test_client()
+    client.set_cookie("lang", "en")
+    game = new_game(client)
+    play_photo(client, reader, game, TURN1)
+    reader.boards.append(TURN2)
+    assert upload(client, game, 2).status_code == 200             # photo 2, waiting
+    answer = upload(client, game, 2)
+    assert answer.status_code == 507 and "the most one game keeps" in answer.get_json()["error"]
+    assert len(_photo_files(tmp_path)) == 6
+
+
+def test_a_full_disk_refuses_photos_and_games_but_games_can_be_read(tmp_path, reader):
+    import shutil
+
+    from companion_app.web import create_app
+
+    config = {"PROPOSE_TURN": reader, "PHOTO_WORKERS": 0}
+    client = create_app(tmp_path / "data", config).test_client()
+    client.set_cookie("lang", "en")
+    game = new_game(client)
+    play_photo(client, reader, game, TURN1)
+    free = shutil.disk_usage(tmp_path).free
+    full = create_app(tmp_path / "data", {**config, "DISK_RESERVE": free * 2}).test_client()
+    full.set_cookie("lang", "en")
+    answer = upload(full, game, 2)
+    assert answer.status_code == 507 and "disk is full" in answer.get_json()["error"]
+    ask = {"Accept": "application/json", "X-CSRF-Token": csrf_of(full)}
+    assert full.post("/games", headers=ask, data={"player": ["А", "Б"]}).status_code == 507
+    s = state(full, game)
+    assert s["totals"] == [5, 0]
+    assert full.get(s["moves"][0]["photo"]["board"]).status_code == 200
+    assert full.get(f"/g/{game}").status_code == 200
+    assert full.get(f"/g/{game}/game.gcg").status_code == 200
+    assert post(full, f"/g/{game}/pass", {"turn": 2}).status_code == 200   # no photo needed
+    assert len(_photo_files(tmp_path)) == 3
+
+
+def test_nothing_half_written_stays_after_a_restart(tmp_path, reader):
+    from companion_app.web import create_app
+
+    config = {"PROPOSE_TURN": reader, "PHOTO_WORKERS": 0}
+    client = create_app(tmp_path / "data", config).test_client()
+    game = new_game(client)
+    play_photo(client, reader, game, TURN1)
+    kept = _photo_files(tmp_path)
+    folder = kept[0].parent
+    (folder / ".tmp-0123456789abcdef.jpg").write_bytes(b"half a photo")  # killed mid-upload
+    (folder / "pending-abcdef012345.jpg").write_bytes(b"a proposal never recorded")
+    (tmp_path / "data" / ".tmp-box-x").mkdir()                          # a calibration's
+    client = create_app(tmp_path / "data", config).test_client()
+    assert _photo_files(tmp_path) == kept
+    assert not list((tmp_path / "data").glob(".tmp*"))
+    assert client.get(state(client, game)["moves"][0]["photo"]["photo"]).status_code == 200
+
+
+def test_a_real_full_disk_is_one_clear_line_and_leaves_nothing(tmp_path, reader):
+    """On a small RAM disk (needs the right to mount one: skipped elsewhere)."""
+    import subprocess
+
+    import pytest
+
+    from companion_app.web import create_app
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
+                      capture_output=True).returncode:
+        pytest.skip("cannot mount a small RAM disk here")
+    try:
+        config = {"PROPOSE_TURN": reader, "PHOTO_WORKERS": 0, "DISK_RESERVE": 0}
+        client = create_app(disk / "data", config).test_client()
+        client.set_cookie("lang", "en")
+        game = new_game(client)
+        play_photo(client, reader, game, TURN1)
+        (disk / "filler").write_bytes(b"\0" * 1024)
+        with open(disk / "filler", "ab") as filler:    # the disk filled by something else
+            try:
+                while True:
+                    filler.write(b"\0" * 65536)
+                    filler.flush()
+            except OSError:
+                pass
+        reader.boards.append(TURN2)
+        big = jpeg_bytes(2000, 1500)
+        answer = upload(client, game, 2, data=big)
+        assert answer.status_code == 507, answer.get_json()
+        assert "disk is full" in answer.get_json()["error"]
+        assert state(client, game)["totals"] == [5, 0] and state(client, game)["pending"] is None
+        assert client.get(f"/g/{game}").status_code == 200
+        assert not [p for p in (disk / "data" / "photos").glob("*/.tmp*")]
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)  # the app may hold it open
+
+
+# -- a photo that is not this board ------------------------------------------------------------
+def test_a_photo_with_no_new_tiles_cannot_be_confirmed(client, reader):
+    game = new_game(client)
+    play_photo(client, reader, game, TURN1)
+    reader.boards.append(TURN1)                                   # the same board again
+    pending = upload(client, game, 2).get_json()["pending"]
+    answer = post(client, f"/g/{game}/confirm", {"turn": 2, "pending": pending["id"]})
+    assert answer.status_code == 409 and "no new tiles" in answer.get_json()["error"]
+    assert len(state(client, game)["moves"]) == 1

@@ -11,6 +11,7 @@ import errno
 import os
 import secrets
 import socket
+import weakref
 from pathlib import Path
 
 from flask import Flask
@@ -59,6 +60,8 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
     app.json.ensure_ascii = False             # letters as letters in the JSON API
     db.init_db(folder / "games.sqlite3")
     _tidy(folder)
+    keeper = db.keep_open(folder / "games.sqlite3")
+    weakref.finalize(app, keeper.close)
     app.teardown_appcontext(db.close_db)
     app.before_request(i18n.select_language)
     app.before_request(guard.check_request)

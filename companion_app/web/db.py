@@ -57,6 +57,16 @@ CREATE TABLE IF NOT EXISTS pending (
 """
 
 
+def keep_open(path: Path) -> sqlite3.Connection:
+    """A connection the app holds for its lifetime. SQLite deletes a database's WAL and
+    shared-memory files when its last connection closes, and every request's connection
+    would make them anew: on a full disk that fails, and even reading a game would. Held
+    open, they stay, so games can be read whatever the disk."""
+    conn = connect(path)
+    conn.execute("SELECT COUNT(*) FROM games").fetchone()   # opens the WAL and its index
+    return conn
+
+
 def database_path() -> Path:
     return Path(current_app.config["DATA_DIR"]) / "games.sqlite3"
 
