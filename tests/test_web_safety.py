@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 from conftest import write_ruleset
 from test_web_helpers import (
     TURN1,
@@ -272,8 +273,6 @@ def test_a_real_full_disk_is_one_clear_line_and_leaves_nothing(tmp_path, reader)
     """On a small RAM disk (needs the right to mount one: skipped elsewhere)."""
     import subprocess
 
-    import pytest
-
     from companion_app.web import create_app
 
     disk = tmp_path / "disk"
@@ -316,3 +315,56 @@ def test_a_photo_with_no_new_tiles_cannot_be_confirmed(client, reader):
     answer = post(client, f"/g/{game}/confirm", {"turn": 2, "pending": pending["id"]})
     assert answer.status_code == 409 and "no new tiles" in answer.get_json()["error"]
     assert len(state(client, game)["moves"]) == 1
+
+
+# -- the real photo pipeline, in its worker processes -------------------------------------------
+@pytest.fixture(scope="module")
+def synthetic_game():
+    """JPEG bytes of the photos after turns 1–3 of a rendered game, and its boards."""
+    from engine.ruleset import load_ruleset
+    from vision.synthetic import game_photos
+
+    photos = game_photos(load_ruleset("erudit"), seed=9101, turns=3, players=2,
+                         style="erudit-black")
+    return [cv2.imencode(".jpg", image)[1].tobytes() for image in photos.images], photos
+
+
+@pytest.fixture
+def pipeline(tmp_path):
+    """A phone on an app whose photos are read by the real pipeline in worker processes."""
+    from companion_app.web import create_app
+
+    client = create_app(tmp_path / "data", {"PHOTO_WORKERS": 1}).test_client()
+    client.set_cookie("lang", "en")
+    return client
+
+
+def _confirmed(client, game, turn, data) -> dict:
+    answer = upload(client, game, turn, data=data)
+    assert answer.status_code == 200, answer.get_json()
+    pending = answer.get_json()["pending"]
+    answer = post(client, f"/g/{game}/confirm", {"turn": turn, "pending": pending["id"]})
+    assert answer.status_code == 200, answer.get_json()
+    return answer.get_json()
+
+
+@pytest.mark.slow
+def test_an_old_photo_or_one_with_no_board_cannot_become_a_turn(pipeline, synthetic_game):
+    jpegs, photos = synthetic_game
+    game = new_game(pipeline)
+    _confirmed(pipeline, game, 1, jpegs[0])
+    s = _confirmed(pipeline, game, 2, jpegs[1])
+    assert [m["score"] for m in s["moves"]] == photos.scores[:2]
+    answer = upload(pipeline, game, 3, data=jpegs[0])              # turn 1's photo again
+    pending = answer.get_json()["pending"]
+    assert pending["blocked"] and "older photo" in pending["blocked"]
+    answer = post(pipeline, f"/g/{game}/confirm", {"turn": 3, "pending": pending["id"]})
+    assert answer.status_code == 409 and "take the photo again" in answer.get_json()["error"]
+    from test_photo_limits import orange_table
+
+    table = cv2.imencode(".jpg", orange_table(3))[1].tobytes()
+    answer = upload(pipeline, game, 3, data=table, name="table.jpg")
+    assert answer.status_code == 422
+    assert answer.get_json()["error"] == "table.jpg: no board found"
+    s = _confirmed(pipeline, game, 3, jpegs[2])
+    assert [m["score"] for m in s["moves"]] == photos.scores

@@ -82,9 +82,9 @@ def decode_and_read(data: bytes, name: str, game, profile: str | None, data_dir:
         raise PhotoError(f"{name}: cannot keep the photo (JPEG encoding failed)")
     if not propose:
         return PhotoResult(stored.tobytes(), None)
-    from companion_app.photos import _profile, propose_image
+    from companion_app.photos import _named, _profile, propose_image
 
-    proposal = propose_image(game, image, _profile(profile, data_dir))
+    proposal = _named(name, lambda: propose_image(game, image, _profile(profile, data_dir)))
     proposal.reading = None  # arrays of no use to the page, and not all of them pickle
     return PhotoResult(stored.tobytes(), proposal)
 

@@ -78,6 +78,7 @@ def pending_state(token: str, pending: Pending | None, game: Game) -> dict | Non
         "id": pending.pid, "turn": pending.number, "board": pending.board.split("\n"),
         "proposed": pending.proposed.split("\n"), "new": new, "sure": pending.sure,
         "alternatives": pending.alternatives, "message": pending.message,
+        "blocked": pending.blocked,
         "move": move, "breakdown": words, "verdicts": verdicts, "error": error,
         "photo": _image_urls(token, "pending-" + pending.pid, pending.photo),
         "stars": [c for c in new if _is_unknown_star(pending.board, c)],
