@@ -3,6 +3,8 @@ the disk cannot be filled, odd input gets one clear line, other sites are refuse
 
 from __future__ import annotations
 
+import threading
+
 import cv2
 import numpy as np
 import pytest
@@ -368,3 +370,35 @@ def test_an_old_photo_or_one_with_no_board_cannot_become_a_turn(pipeline, synthe
     assert answer.get_json()["error"] == "table.jpg: no board found"
     s = _confirmed(pipeline, game, 3, jpegs[2])
     assert [m["score"] for m in s["moves"]] == photos.scores
+
+
+@pytest.mark.slow
+def test_large_pictures_do_not_hold_up_a_phone_photo(pipeline, synthetic_game):
+    jpegs, photos = synthetic_game
+    table = new_game(pipeline)
+    _confirmed(pipeline, table, 1, jpegs[0])                 # the photo lane is warm
+    flat = np.full((7000, 7000, 3), 90, np.uint8)
+    flat[::500] = 200                                        # stripes: no board, but a look
+    big = cv2.imencode(".png", flat)[1].tobytes()
+    del flat
+    others = [new_game(pipeline) for _ in range(4)]
+    answers: list[int] = []
+    refused = threading.Event()
+
+    def send(game):
+        answer = upload(pipeline, game, 1, data=big, name="big.png")
+        answers.append(answer.status_code)
+        if answer.status_code == 503 and "busy" in answer.get_json()["error"]:
+            refused.set()
+
+    threads = [threading.Thread(target=send, args=(game,)) for game in others]
+    for thread in threads:
+        thread.start()
+    assert refused.wait(60)                                  # the slow lane takes three
+    s = _confirmed(pipeline, table, 2, jpegs[1])            # an honest photo meanwhile
+    still_reading = sum(thread.is_alive() for thread in threads)
+    assert [m["score"] for m in s["moves"]] == photos.scores[:2]
+    assert still_reading >= 1
+    for thread in threads:
+        thread.join(120)
+    assert sorted(answers) == [422, 422, 422, 503]           # each one clear line, no board

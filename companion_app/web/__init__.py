@@ -2,7 +2,7 @@
 the reading, and keep the score together.
 
 >>> app = create_app("/tmp/erudit-data")      # SQLite and photos in that folder
->>> serve("0.0.0.0", 8000, "/tmp/erudit-data")  # what `erudit serve` runs
+>>> serve("0.0.0.0", 8000, "/tmp/erudit-data")  # what `erudit serve` runs (under waitress)
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import errno
 import os
 import secrets
 import socket
+import sys
 import weakref
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from engine.errors import EruditError
 from engine.files import folder_why
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
 
-from . import answer, db, guard, i18n, store, uploads
+from . import answer, db, guard, i18n, reading, store, uploads
 from .views import boxes, home, play, review
 
 MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
@@ -157,25 +158,48 @@ def check_address(host: str, port: int) -> None:
                                                      f"({exc.strerror or exc})")) from None
 
 
-def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None = None) -> None:
-    """Run the app for the phones at the table until interrupted (threaded: one phone's photo
-    does not hold up another's page)."""
-    from werkzeug.serving import make_server
+# The server at the table: waitress reads requests without a thread (a slow or stalled
+# connection holds no thread) and hands a thread only a request read whole.
+SERVER_THREADS = 32        # requests being answered at once; most of them wait for a photo
+READ_TIMEOUT_S = 30        # a connection that sends nothing for this long is closed
+MAX_CONNECTIONS = 1000     # connections open at once (a table has a few phones)
 
+
+def make_server(app: Flask, host: str, port: int, read_timeout: float = READ_TIMEOUT_S):
+    """`app` behind a production WSGI server (waitress) listening on host:port (0: any free
+    port, see `.effective_port`); `.run()` serves until `.close()`."""
+    import logging
+
+    from waitress.server import create_server
+
+    # "task queue depth" warnings: requests waiting for a thread while photos are read
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    return create_server(app, host=host, port=port, threads=SERVER_THREADS,
+                         channel_timeout=read_timeout,
+                         cleanup_interval=max(1, min(30, int(read_timeout) // 2)),
+                         connection_limit=MAX_CONNECTIONS, asyncore_use_poll=True,
+                         max_request_body_size=MAX_UPLOAD + 1024 * 1024,
+                         ident="erudit", clear_untrusted_proxy_headers=True)
+
+
+def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None = None) -> None:
+    """Run the app for the phones at the table until interrupted."""
     config = {}
     address = lan_address() if host in ("0.0.0.0", "") else host
     if address:
         config["PUBLIC_URL"] = f"http://{address}:{port}"
     check_address(host, port)
     app = create_app(data_dir, config)
-    server = make_server(host, port, app, threaded=True)
+    server = make_server(app, host, port)
     print(f"erudit: serving games from {app.config['DATA_DIR']}")
     where = config.get("PUBLIC_URL") or f"http://{host}:{port}"
     if host.startswith("127.") or host == "localhost":
         print(f"erudit: open {where}/ (this computer only; --host 0.0.0.0 lets phones in)")
     else:
         print(f"erudit: open {where}/ on a phone on the same network (Ctrl+C stops)")
+    sys.stdout.flush()
     try:
-        server.serve_forever()
+        server.run()
     finally:
-        server.server_close()
+        server.close()
+        reading.LANES.shutdown()
