@@ -10,6 +10,7 @@ and each tile becomes references of its letter.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import numpy as np
 
@@ -44,6 +45,11 @@ UNLIKE_KIND = 12.0  # Lab units (lightness halved) from a kind's usual colour: a
 FAR_NEARER = 0.5  # ... or this share of its distance to the kind it has, read so too
 LAYOUT_ROUNDS = 3  # rounds of telling the box's kinds by their colours
 CENTRE = SIZE * SIZE // 2  # flat index of the centre cell
+
+
+def box_name(text: str) -> str:
+    """A box's name as typed, in one Unicode form (a phone may send `й` as и and a breve)."""
+    return unicodedata.normalize("NFC", (text or "").strip())
 
 
 def check_name(name: str) -> None:

@@ -78,3 +78,30 @@ def test_the_server_answers_only_its_own_names(served):
     status, body = get(port, headers={"Host": f"rebound.example:{port}",
                                       "Accept": "application/json"})
     assert status == 403 and "refused" in json.loads(body)["error"]
+
+
+@pytest.mark.slow
+def test_the_box_form_takes_a_name_in_any_script(served):
+    """The name field's pattern, as the browser applies it (\\w there is ASCII only)."""
+    import shutil
+
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    from test_web_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    _, port = served
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{port}/boxes")
+            field = page.locator('input[name="name"]')
+            valid = {}
+            for name in ("кухня", "чаи\u0306ная", "Box_2.v1", "台所", "a/b", "кухня дачи"):
+                field.fill(name)
+                valid[name] = field.evaluate("input => input.checkValidity()")
+        finally:
+            browser.close()
+    assert valid == {"кухня": True, "чаи\u0306ная": True, "Box_2.v1": True, "台所": True,
+                     "a/b": False, "кухня дачи": False}

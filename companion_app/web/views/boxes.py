@@ -46,10 +46,10 @@ def calibrate():
 
 def _calibrated(form, files) -> dict:
     """Check the form, build and save the profile, and describe it."""
-    from calibration.build import check_name
+    from calibration.build import box_name, check_name
     from calibration.profile import build_profile, describe, profile_folder
 
-    name = form.get("name", "").strip()
+    name = box_name(form.get("name", ""))
     check_name(name)
     ruleset = installed_ruleset(form.get("ruleset", "erudit"))
     replace = form.get("replace") in ("1", "on", "true")

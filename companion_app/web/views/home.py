@@ -38,11 +38,12 @@ def create():
     names = [n.strip()[:MAX_NAME] for n in form.getlist("player") if n.strip()]
     target = _target(form.get("target", ""))
     word_check = form.get("word_check", "warn")
-    profile = form.get("profile", "").strip() or None
     name = installed_ruleset(form.get("ruleset", "erudit"))
-    if profile is not None:
-        from calibration.build import check_name
+    profile = None
+    if form.get("profile", "").strip():
+        from calibration.build import box_name, check_name
 
+        profile = box_name(form["profile"])
         check_name(profile)
     ruleset = store.ruleset_for(name, profile, data_dir())
     Game(ruleset, names, target=target, word_check=word_check)  # checks the settings
