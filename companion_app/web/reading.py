@@ -166,6 +166,12 @@ class Lanes:
 LANES = Lanes()
 
 
+def run_job(config, lane: str, key, job: Callable, *args):
+    """Any other job (a box's calibration) down `lane`, as run_photo runs a photo."""
+    workers = LANE_WORKERS[lane] if config.get("PHOTO_WORKERS", 1) else 0
+    return LANES.run(lane, key, workers, LANE_LIMIT[lane], job, *args)
+
+
 def run_photo(config, game_key, data: bytes, name: str, game, profile: str | None,
               data_dir: str, propose: bool = True) -> PhotoResult:
     """Decode and read an uploaded photo down its lane (config PHOTO_WORKERS: workers of the

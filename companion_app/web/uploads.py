@@ -16,10 +16,7 @@ import numpy as np
 
 from engine.errors import PhotoError
 from vision.photo import (
-    DAMAGED,
     HEAD_BYTES,
-    damaged,
-    decoder_messages,
     foreign_format,
     header_size,
     jpeg_cut_short,
@@ -64,23 +61,6 @@ def check_header(data: bytes) -> str:
     # a JPEG cut short decodes without complaint (its missing part grey): its end marker tells
     if jpeg_cut_short(data):
         raise PhotoError("the photo is incomplete (its image data stops early): send it again")
-    return ext
-
-
-def check_image(data: bytes) -> str:
-    """The photo's file extension once it is known to be a real, sanely sized image."""
-    ext = check_header(data)
-    # a reduced decode reads every compressed byte, so a corrupt file fails here, at an
-    # eighth of the cost of a full decode
-    try:
-        with decoder_messages() as messages:
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_REDUCED_GRAYSCALE_8)
-    except cv2.error:
-        image = None
-    if image is None:
-        raise PhotoError("not a photo (the image data cannot be decoded)")
-    if damaged(messages):
-        raise PhotoError(f"{DAMAGED}: send it again")
     return ext
 
 

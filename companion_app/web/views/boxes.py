@@ -6,16 +6,17 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from flask import Blueprint, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 
 from engine.errors import EruditError, PhotoError, ProfileError
 from engine.ruleset import PREMIUM_NAMES
 
+from .. import reading
 from ..answer import BadInput, Conflict, status_of, wants_json
 from ..game_page import data_dir
 from ..i18n import translate_error
 from ..state import layout_grid
-from ..uploads import TEMP_PREFIX, check_image
+from ..uploads import TEMP_PREFIX, check_free, check_header
 from .home import installed_ruleset, ruleset_choices
 
 bp = Blueprint("boxes", __name__)
@@ -47,7 +48,7 @@ def calibrate():
 def _calibrated(form, files) -> dict:
     """Check the form, build and save the profile, and describe it."""
     from calibration.build import box_name, check_name
-    from calibration.profile import build_profile, describe, profile_folder
+    from calibration.profile import describe, profile_folder
 
     name = box_name(form.get("name", ""))
     check_name(name)
@@ -59,24 +60,38 @@ def _calibrated(form, files) -> dict:
     sent = {field: files[field] for field in PHOTOS if files.get(field) and files[field].filename}
     if "empty" not in sent:
         raise BadInput("no photo of the empty board (field 'empty')")
+    check_free(data_dir(), current_app.config)
     with tempfile.TemporaryDirectory(dir=data_dir(), prefix=TEMP_PREFIX) as folder:
         paths = {field: _saved(upload, field, Path(folder)) for field, upload in sent.items()}
-        try:
-            profile = build_profile(paths["empty"], paths.get("alphabet"), name, ruleset,
-                                    data_dir())
-        except ProfileError as exc:  # name the photos as the player sent them
+        try:  # decoding and reading two photos: in the slow lane's worker, off this thread
+            meta = reading.run_job(current_app.config, "heavy", ("boxes", name), calibrate_box,
+                                   str(paths["empty"]), _str(paths.get("alphabet")), name,
+                                   ruleset, str(data_dir()))
+        except (ProfileError, PhotoError) as exc:  # name the photos as the player sent them
             message = str(exc)
             for field, path in paths.items():
                 message = message.replace(str(path), _sent_name(sent[field]))
-            raise ProfileError(message) from None
-    return describe(profile.meta())
+            raise type(exc)(message) from None
+    return describe(meta)
+
+
+def calibrate_box(empty: str, alphabet: str | None, name: str, ruleset: str,
+                  data: str) -> dict:
+    """build_profile in a worker process; the profile's description (plain data) back."""
+    from calibration.profile import build_profile
+
+    return build_profile(empty, alphabet, name, ruleset, data).meta()
+
+
+def _str(path: Path | None) -> str | None:
+    return str(path) if path is not None else None
 
 
 def _saved(upload, field: str, folder: Path) -> Path:
-    """The uploaded photo written to `folder`, once it is known to be a sane image."""
+    """The uploaded photo written to `folder`, once its header shows a sane image."""
     data = upload.read()
     try:
-        ext = check_image(data)
+        ext = check_header(data)
     except PhotoError as exc:
         raise type(exc)(f"{PHOTOS[field]} {_sent_name(upload)}: {exc}") from None
     path = folder / f"{field}.{ext}"
