@@ -191,6 +191,7 @@ def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None =
     check_address(host, port)
     app = create_app(data_dir, config)
     server = make_server(app, host, port)
+    reading.LANES.start(app.config["PHOTO_WORKERS"])
     print(f"erudit: serving games from {app.config['DATA_DIR']}")
     where = config.get("PUBLIC_URL") or f"http://{host}:{port}"
     if host.startswith("127.") or host == "localhost":

@@ -90,11 +90,16 @@ def decode_and_read(data: bytes, name: str, game, profile: str | None, data_dir:
 
 
 def _worker_start(nice: int) -> None:
+    """Each worker as it starts: its priority, and the networks loaded (as `erudit read`
+    loads them), so that no phone's photo waits for that."""
     if nice:
         os.nice(nice)
     import cv2
 
+    from vision.classifier import load_model, load_second
+
     cv2.setNumThreads(1)  # the lanes' processes share the cores among themselves
+    load_model(), load_second(), load_model(threads=1)
 
 
 # -- in the server ----------------------------------------------------------------------------
@@ -155,6 +160,14 @@ class Lanes:
                            "again") from None
         finally:
             self._give_back(lane, game_key)
+
+    def start(self, workers: int) -> None:
+        """Start both lanes' workers now (a server does, before its first photo)."""
+        if workers:
+            for lane, count in (("photo", workers), ("heavy", LANE_WORKERS["heavy"])):
+                pool = self._pool(lane, count)
+                for _ in range(count):  # a process pool starts its workers as jobs come
+                    pool.submit(os.getpid)
 
     def shutdown(self) -> None:
         with self._lock:
