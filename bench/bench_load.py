@@ -214,7 +214,7 @@ def main() -> int:
         games = [phone.new_game() for phone in phones]
         warm = phones[0].photo(games[0], jpeg, "warm.jpg")   # worker start, network loaded
         print(f"first photo (workers starting): {warm[1]:.2f} s, status {warm[0]}")
-        games = [phone.new_game() for phone in phones]
+        # each phone's game keeps its turn 1: a new photo replaces the proposal waiting
 
         with PeakMemory(server.pid) as memory:
             rest = memory.peak
@@ -229,10 +229,8 @@ def main() -> int:
         print(f"  server memory: {rest / 2**20:.0f} MB before, peak {memory.peak / 2**20:.0f} MB "
               "(server and workers)")
 
-        games = [phone.new_game() for phone in phones]
         alone = [phones[0].photo(games[0], jpeg, "board.jpg")[1] for _ in range(3)]
         honest_alone = statistics.median(alone)
-        games = [phone.new_game() for phone in phones]
 
         def honest():
             time.sleep(0.2)                  # the PNGs are on their way first
