@@ -192,7 +192,7 @@ def main() -> int:
     parser.add_argument("--png-side", type=int, default=7000)
     args = parser.parse_args()
     from bench.machine import describe
-    from vision.render import render_photo
+    from synth.render import render_photo
 
     print(describe())
     width = int(round((args.megapixels * 1e6 * 4 / 3) ** 0.5))

@@ -324,7 +324,7 @@ def test_a_photo_with_no_new_tiles_cannot_be_confirmed(client, reader):
 def synthetic_game():
     """JPEG bytes of the photos after turns 1–3 of a rendered game, and its boards."""
     from engine.ruleset import load_ruleset
-    from vision.synthetic import game_photos
+    from synth.photos import game_photos
 
     photos = game_photos(load_ruleset("erudit"), seed=9101, turns=3, players=2,
                          style="erudit-black")
