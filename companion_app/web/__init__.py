@@ -45,7 +45,7 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         PUBLIC_URL=None,          # base of the join link, when the server knows its LAN address
-        PROPOSE_TURN=None,        # photo → proposal hook; None: companion_app.photos.propose_turn
+        PROPOSE_TURN=None,        # photo → proposal hook (tests); None: the workers (reading.py)
         ALLOWED_HOSTS=set(),      # names besides this machine's own and its IP addresses
         PHOTO_WORKERS=2,          # processes reading phone photos; 0: in the request's thread
         GAMES_PER_HOUR=60,        # new games taken in an hour (a club's evening starts a dozen)

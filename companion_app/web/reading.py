@@ -82,9 +82,11 @@ def decode_and_read(data: bytes, name: str, game, profile: str | None, data_dir:
         raise PhotoError(f"{name}: cannot keep the photo (JPEG encoding failed)")
     if not propose:
         return PhotoResult(stored.tobytes(), None)
-    from companion_app.photos import _named, _profile, propose_image
+    from companion_app.photos import _named, _profile, propose_image, remembered
 
-    proposal = _named(name, lambda: propose_image(game, image, _profile(profile, data_dir)))
+    box = _profile(profile, data_dir)
+    memory = remembered(game, past, box, key) if past is not None else None
+    proposal = _named(name, lambda: propose_image(game, image, box, memory))
     proposal.reading = None  # arrays of no use to the page, and not all of them pickle
     return PhotoResult(stored.tobytes(), proposal)
 
@@ -186,7 +188,7 @@ def run_job(config, lane: str, key, job: Callable, *args):
 
 
 def run_photo(config, game_key, data: bytes, name: str, game, profile: str | None,
-              data_dir: str, propose: bool = True) -> PhotoResult:
+              data_dir: str, propose: bool = True, past: list | None = None) -> PhotoResult:
     """Decode and read an uploaded photo down its lane (config PHOTO_WORKERS: workers of the
     photo lane; 0 reads in the request's own thread, as tests with a scripted reader do)."""
     lane = lane_of(data)
@@ -194,4 +196,4 @@ def run_photo(config, game_key, data: bytes, name: str, game, profile: str | Non
     if workers and lane == "heavy":
         workers = LANE_WORKERS["heavy"]
     return LANES.run(lane, game_key, workers, LANE_LIMIT[lane], decode_and_read, data, name,
-                     game, profile, data_dir, propose)
+                     game, profile, data_dir, propose, past, str(game_key))

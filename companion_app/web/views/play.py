@@ -46,8 +46,10 @@ def photo(token: str):
     uploads.check_room(data_dir(), store.photo_count(db.get_db(), record), config)
     hook = config.get("PROPOSE_TURN")   # a scripted reader (tests) reads the photo as kept
     sent = shown_name(upload.filename)
+    kept = uploads.photo_folder(data_dir(), record.id)
+    past = [str(kept / turn.photo) if turn.photo else None for turn in record.turns]
     result = reading.run_photo(config, (str(data_dir()), record.id), data, sent, game,
-                               record.profile, str(data_dir()), propose=hook is None)
+                               record.profile, str(data_dir()), propose=hook is None, past=past)
     del data
     folder = uploads.game_folder(data_dir(), record.id)
     temps = [uploads.write_temp(folder, result.photo_jpeg, "jpg")]
