@@ -359,7 +359,7 @@ def test_an_old_photo_or_one_with_no_board_cannot_become_a_turn(pipeline, synthe
     assert [m["score"] for m in s["moves"]] == photos.scores[:2]
     answer = upload(pipeline, game, 3, data=jpegs[0])              # turn 1's photo again
     pending = answer.get_json()["pending"]
-    assert pending["blocked"] and "older photo" in pending["blocked"]
+    assert pending["blocked"] and "board" in pending["blocked"]    # not this board, as it is
     answer = post(pipeline, f"/g/{game}/confirm", {"turn": 3, "pending": pending["id"]})
     assert answer.status_code == 409 and "take the photo again" in answer.get_json()["error"]
     from test_photo_limits import orange_table
