@@ -82,11 +82,14 @@ def decode_and_read(data: bytes, name: str, game, profile: str | None, data_dir:
         raise PhotoError(f"{name}: cannot keep the photo (JPEG encoding failed)")
     if not propose:
         return PhotoResult(stored.tobytes(), None)
-    from companion_app.photos import _named, _profile, propose_image, remembered
+    from companion_app.photos import _profile, propose_image, remembered
 
     box = _profile(profile, data_dir)
     memory = remembered(game, past, box, key) if past is not None else None
-    proposal = _named(name, lambda: propose_image(game, image, box, memory))
+    try:
+        proposal = propose_image(game, image, box, memory)
+    except PhotoError as exc:  # the photo's own fault (no board on it): named as it was sent
+        raise PhotoError(f"{name}: {exc}") from None
     proposal.reading = None  # arrays of no use to the page, and not all of them pickle
     return PhotoResult(stored.tobytes(), proposal)
 
