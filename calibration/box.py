@@ -354,7 +354,7 @@ def hex_colour(bgr) -> str:
 def load_box(folder: Path, name: str) -> Profile:
     """Read a profile folder; ProfileError when it is missing, corrupt, or of another model."""
     if not (folder / "profile.json").is_file():
-        raise ProfileError(f"unknown profile {name!r} (no {folder}); run erudit calibrate")
+        raise ProfileError(code="unknown_profile", name=name, folder=folder)
     try:
         meta = json.loads((folder / "profile.json").read_text("utf-8"))
         if meta.get("format") != FORMAT:

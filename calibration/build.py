@@ -23,7 +23,7 @@ from calibration.references import (
     model_hash,
     open_board,
 )
-from engine.board import shown
+from engine.board import cut
 from engine.errors import ProfileError
 from engine.ruleset import SIZE, Ruleset
 from vision import classifier
@@ -54,7 +54,7 @@ def box_name(text: str) -> str:
 
 def check_name(name: str) -> None:
     if not NAME.match(name or ""):
-        raise ProfileError(f"profile name {shown(name)}: use letters, digits, '-', '_' or '.'")
+        raise ProfileError(code="profile_name", name=cut(name))
 
 
 def read_empty(path, ruleset: Ruleset) -> dict:
@@ -99,8 +99,8 @@ def _refuse_tiles(photo: PhotoBoard, embeddings: np.ndarray, lab: np.ndarray,
     tiles = np.flatnonzero(unlike & ~glare)
     if len(tiles):
         cells = ", ".join(_cell_name(i) for i in tiles[:8])
-        raise ProfileError(f"empty photo {photo.path}: {len(tiles)} cells hold tiles ({cells}); "
-                           "photograph the board with no tiles on it")
+        raise ProfileError(code="empty_has_tiles", photo=photo.path, count=len(tiles),
+                           cells=cells)
 
 
 def square_colours(photo: PhotoBoard, layout: list[str], lab: np.ndarray) -> dict:
@@ -214,12 +214,10 @@ def read_alphabet(path, ruleset: Ruleset, empty: dict):
     count = int(occupied.sum())
     if count != len(symbols):
         # with nothing laid out, the cells counted are merely the most tile-like empty squares
-        found = f"{count} tiles" if off.any() else "no tiles"
-        raise ProfileError(f"alphabet photo {path}: {found}, expected {len(symbols)} "
-                           f"({len(ruleset.alphabet)} letters and the star)")
+        raise ProfileError(code="alphabet_count" if off.any() else "alphabet_none", photo=path,
+                           count=count, expected=len(symbols), letters=len(ruleset.alphabet))
     if not np.array_equal(occupied, laid):
-        raise ProfileError(f"alphabet photo {path}: the tiles are not laid row by row from the "
-                           "top-left corner")
+        raise ProfileError(code="alphabet_rows", photo=path)
     crops, refs = letter_references(photo.board, turns, len(symbols))
     glyphs = _refuse_disorder(path, crops[:, 0], symbols)
     return glyphs, refs, np.repeat(glyphs, crops.shape[1]), View(photo.board, turns)
@@ -309,8 +307,7 @@ def _refuse_disorder(path, crops: np.ndarray, symbols: list[str]) -> list[str]:
     if len(wrong) > MISREADS_ALLOWED:
         cells = ", ".join(f"{_cell_name(i)} {symbols[best[i]]} (expected {symbols[i]})"
                           for i in wrong[:8])
-        raise ProfileError(f"alphabet photo {path}: letters out of order at {len(wrong)} "
-                           f"cells: {cells}")
+        raise ProfileError(code="alphabet_order", photo=path, count=len(wrong), cells=cells)
     return glyphs
 
 

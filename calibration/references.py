@@ -53,8 +53,9 @@ def open_board(path, what: str) -> PhotoBoard:
         image = load_photo(path)
         corners = locate_board(image).corners
     except PhotoError as exc:
-        reason = str(exc).removeprefix(f"{path}: ")
-        raise ProfileError(f"{what} photo {path}: {reason}") from None
+        reason = exc.message or str(exc).removeprefix(f"{path}: ")
+        raise ProfileError(code=f"{what}_photo_refused", name=path,
+                           error=PhotoError(reason)) from None
     board = tile_view(image, corners)
     return PhotoBoard(path=str(path), board=board, rectified=rectify(image, corners),
                       crops=cut_cells(board))

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from engine.board import EMPTY, Board, cell_name, cell_names, is_star
-from engine.errors import EruditError, GameError, PhotoError
+from engine.errors import EruditError, GameError, Message, PhotoError
 from engine.game import Game
 from engine.infer import (
     best_shift,
@@ -62,9 +62,9 @@ class Proposal:
     alternatives: list[dict]
     cells: list[str]
     rectified_jpeg: bytes
-    message: str | None = None
+    message: str | Message | None = None
     reading: object = field(default=None, repr=False)
-    blocked: str | None = None   # why this photo cannot be the next turn (not this board)
+    blocked: Message | None = None   # why this photo cannot be the next turn (not this board)
 
 
 def _profile(profile, data):
@@ -209,7 +209,7 @@ def _learn_turn(memory: Memory, game: Game, index: int, path, profile) -> None:
     memory.learn(before, reading, reading.probs, after)
 
 
-def tiles_gone(before: Board, reading) -> str | None:
+def tiles_gone(before: Board, reading) -> Message | None:
     """Why a photo cannot show the board after the next turn, or None: it shows the cells of
     tiles already down plainly empty (an older photo of this game, or another board)."""
     tiles = list(before.tiles())
@@ -219,8 +219,7 @@ def tiles_gone(before: Board, reading) -> str | None:
     gone = [(row, col) for row, col, _ in tiles if empty[row, col] >= GONE_SURE]
     if len(gone) < min(GONE_MIN, len(tiles)) or len(gone) < GONE_SHARE * len(tiles):
         return None
-    return (f"this photo shows no tile at {cell_names(gone)}, where tiles lie already: an "
-            "older photo, or another board")
+    return Message("tiles_gone", cells=cell_names(gone))
 
 
 def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Proposal:
@@ -238,7 +237,7 @@ def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Prop
     elif trust(before, reading) < DOUBTFUL:
         sure, message = False, "the board is hard to read in this photo: check the move"
     elif result.shown:  # a tile the move leaves out: not among the highlighted cells
-        message = f"the photo shows a tile at {cell_names(result.shown)} too: check the move"
+        message = Message("tile_shown", cells=cell_names(result.shown))
     elif not sure:
         message = "unsure reading: check the highlighted cells"
     return Proposal(board, sure, result.alternatives, cells,
@@ -372,7 +371,7 @@ class Glimpse:
     shows which of two moves the next photo shows came first; the letters come from that
     photo."""
 
-    reason: str
+    reason: str | Message
     labels: list[str]
     probs: np.ndarray
     corners: np.ndarray
@@ -402,7 +401,8 @@ def glimpse(game: Game, image: np.ndarray, error) -> Glimpse | None:
     seen = sum(bool(tile[row, col]) for row, col, _ in tiles)
     if seen < GLIMPSE_SEEN * len(tiles) or tile.sum() - seen > game.ruleset.rack:
         return None
-    return Glimpse(str(error), labels, probs, np.roll(reading.corners, -turns, axis=0))
+    return Glimpse(error.message or str(error), labels, probs,
+                   np.roll(reading.corners, -turns, axis=0))
 
 
 def _presence(empty: np.ndarray, labels: list[str]) -> np.ndarray:
@@ -429,7 +429,7 @@ class Unreadable:
     """A photo of the board in which no board could be found: evidence of nothing, so its
     move is read from the next photo, which shows this turn's tiles and the next turn's."""
 
-    reason: str
+    reason: str | Message
     labels: list[str]
     corners = None
 
@@ -486,7 +486,7 @@ class _Photos:
             if foreign:  # evidence of nothing: its turn is read from the next photo
                 source = self.sources[index]
                 named = f"{source}: " if isinstance(source, str | Path) else ""
-                reading = Unreadable(named + foreign, _labels(game))
+                reading = Unreadable(f"{named}{foreign}", _labels(game))
         self._readings[index] = (reading, tiles)
         return reading
 
@@ -503,7 +503,7 @@ def _unread(game: Game, image: np.ndarray, error: PhotoError):
     from vision.locate import IllegibleBoard
 
     seen = glimpse(game, image, error) if isinstance(error, IllegibleBoard) else None
-    return seen or Unreadable(str(error), _labels(game))
+    return seen or Unreadable(error.message or str(error), _labels(game))
 
 
 def _labels(game: Game) -> list[str]:
@@ -512,7 +512,7 @@ def _labels(game: Game) -> list[str]:
     return labels_for(game.ruleset.alphabet)
 
 
-def not_this_board(before: Board, reading) -> str | None:
+def not_this_board(before: Board, reading) -> Message | None:
     """Why a photo's reading cannot be of the game's board, or None: it shows almost none of
     the tiles already down where they were (judged from MIN_JUDGED tiles on)."""
     tiles = len(list(before.tiles()))
@@ -521,8 +521,7 @@ def not_this_board(before: Board, reading) -> str | None:
     seen = tiles_seen(before, reading.probs, reading.labels)
     if seen >= FOREIGN_SHARE * tiles:
         return None
-    return (f"this photo does not show this game's board (tiles already down where they were: "
-            f"{seen} of {tiles})")
+    return Message("foreign_board", seen=seen, tiles=tiles)
 
 
 def trust(before: Board, reading) -> float:

@@ -42,6 +42,13 @@ def shown(text: str) -> str:
     return repr(text) if len(text) <= SHOWN_CHARS else repr(text[:SHOWN_CHARS]) + "…"
 
 
+def cut(text: str) -> str:
+    """`text` as an error's parameter: cut short when long, as `shown` does, but unquoted
+    (the message's own text quotes it)."""
+    text = str(text)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
+
+
 def parse_cell(name: str) -> tuple[int, int]:
     """(row, col) of a cell name such as `H8`."""
     name = name.strip().upper()

@@ -58,14 +58,13 @@ class Game:
         names = [f"Player {i + 1}" for i in range(players)] if isinstance(players, int) else list(
             players)
         if not 2 <= len(names) <= 4:
-            raise GameError(f"a game has 2–4 players, not {len(names)}")
+            raise GameError(code="players_count", count=len(names))
         for number, name in enumerate(names, start=1):
             if not str(name).strip():
-                raise GameError(f"player {number} has no name")
+                raise GameError(code="player_unnamed", number=number)
             if any(unicodedata.category(ch).startswith("C") for ch in str(name)):
                 # a line break or NUL would split the scoreboard and the game record's lines
-                raise GameError(f"player {number}'s name holds a control character "
-                                "(a line break, a tab, NUL): use letters, digits and spaces")
+                raise GameError(code="player_control", number=number)
         if len(set(names)) != len(names):  # the scoreboard and a record tell players by name
             raise GameError("two players have the same name")
         if target is not None and target <= 0:
@@ -159,7 +158,7 @@ class Game:
     def fix(self, number: int, cell: str, symbol: str) -> None:
         """Correct the tile that turn `number` placed on `cell` and re-score every later turn."""
         if not 1 <= number <= len(self.turns):
-            raise GameError(f"no turn {number} (the game has {len(self.turns)} turns)")
+            raise GameError(code="no_turn", number=number, count=len(self.turns))
         row, col = parse_cell(cell)
         if not (symbol == STAR or symbol.upper() in self.ruleset.alphabet):
             raise GameError(f"{cell}: {symbol!r} is not a letter of the {self.ruleset.name} box")
@@ -207,12 +206,15 @@ class Game:
 
     def _check_open(self) -> None:
         if self.finished:
-            raise GameError(self._over_message())
+            raise self._over_error()
 
     def _over_message(self) -> str:
+        return str(self._over_error())
+
+    def _over_error(self) -> GameError:
         if self.winner is None:
-            return "the game is over (a tie); no more turns"
-        return f"the game is over: {self.players[self.winner]} won; no more turns"
+            return GameError("the game is over (a tie); no more turns")
+        return GameError(code="game_won", name=self.players[self.winner])
 
     # -- derivation ------------------------------------------------------------
     def _rederive(self) -> None:
@@ -252,8 +254,8 @@ class Game:
         verdicts = check_words(words, self.ruleset.word_check)
         bad = [v for v in verdicts if not v.ok]
         if bad and self.word_check == "strict":
-            detail = "; ".join(f"{v.word.upper()}: {v.reason}" for v in bad)
-            raise MoveError(f"turn {number}: word not allowed: {detail}")
+            raise MoveError(code="word_not_allowed", turn=number,
+                            words=[[v.word.upper(), v.reason] for v in bad])
         return verdicts
 
     def _check_star_debt(self, move: Move, player: int, number: int) -> None:
@@ -267,6 +269,6 @@ class Game:
         owed = len(earlier.move.swaps) - earlier.move.stars_played()
         if owed > 0 and move.stars_played() < owed:
             cell = earlier.move.swaps[0].cell
-            raise MoveError(f"turn {number}: the star taken at {cell} on turn {earlier.number} "
-                            "must be played in this move")
+            raise MoveError(code="star_next_move", turn=number, cell=cell,
+                            earlier=earlier.number)
 

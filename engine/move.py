@@ -55,10 +55,6 @@ class Move:
         return after
 
 
-def _label(turn: int | None) -> str:
-    return f"turn {turn}: " if turn is not None else ""
-
-
 def compare_cells(before: Board, after: Board, ruleset: Ruleset, turn: int | None = None):
     """Sort every differing cell into placed, swapped and declared; anything else is an error."""
     placed, swapped, declared, removed, changed = [], [], [], [], []
@@ -66,15 +62,15 @@ def compare_cells(before: Board, after: Board, ruleset: Ruleset, turn: int | Non
         kind = _change_kind(old, new)
         {"placed": placed, "swapped": swapped, "declared": declared, "removed": removed,
          "changed": changed, "same": []}[kind].append(Placement(row, col, new))
-    where = _label(turn)
     if removed:
-        raise MoveError(f"{where}tile removed at {cell_names((p.row, p.col) for p in removed)}")
+        raise MoveError(code="tile_removed", turn=turn,
+                        cells=cell_names((p.row, p.col) for p in removed))
     if changed:
         detail = ", ".join(f"{p.cell} ({before[p.row, p.col]} → {p.symbol})" for p in changed)
-        raise MoveError(f"{where}tile changed at {detail}")
+        raise MoveError(code="tile_changed", turn=turn, changes=detail)
     if swapped and ruleset.star_swap == "never":
-        raise MoveError(f"{where}the {ruleset.name} rules never swap a star for its letter "
-                        f"(at {cell_names((p.row, p.col) for p in swapped)})")
+        raise MoveError(code="star_swap_never", turn=turn, ruleset=ruleset.name,
+                        cells=cell_names((p.row, p.col) for p in swapped))
     return placed, swapped, declared
 
 
@@ -95,33 +91,30 @@ def _change_kind(old: str, new: str) -> str:
 def find_move(before: Board, after: Board, ruleset: Ruleset, turn: int | None = None) -> Move:
     """The legal move that turns `before` into `after`, or a MoveError naming the turn and cells."""
     placed, swapped, declared = compare_cells(before, after, ruleset, turn)
-    where = _label(turn)
     if not placed:
         if swapped and ruleset.star_swap == "same-move":
-            raise MoveError(f"{where}the star taken at {swapped[0].cell} must be played "
-                            "in the same move")
+            raise MoveError(code="star_same_move", turn=turn, cell=swapped[0].cell)
         return Move(swaps=tuple(swapped), declared=tuple(declared))
-    across = _line(placed, after, where)
-    _check_shape(before, after, placed, across, where)
+    across = _line(placed, after, turn)
+    _check_shape(before, after, placed, across, turn)
     if len(placed) > ruleset.rack:
-        raise MoveError(f"{where}{len(placed)} new tiles, but a rack holds {ruleset.rack}: "
-                        f"{cell_names((p.row, p.col) for p in placed)}")
-    _check_counts(after, ruleset, where)
+        raise MoveError(code="too_many_tiles", turn=turn, count=len(placed), rack=ruleset.rack,
+                        cells=cell_names((p.row, p.col) for p in placed))
+    _check_counts(after, ruleset, turn)
     if swapped and ruleset.star_swap == "same-move":
         stars = sum(is_star(p.symbol) for p in placed)
         if stars < len(swapped):
-            raise MoveError(f"{where}the star taken at {swapped[0].cell} must be played "
-                            "in the same move")
+            raise MoveError(code="star_same_move", turn=turn, cell=swapped[0].cell)
     order = sorted(placed, key=lambda p: (p.row, p.col))
     return Move(tuple(order), tuple(swapped), tuple(declared), across)
 
 
-def _line(placed: list[Placement], after: Board, where: str) -> bool:
+def _line(placed: list[Placement], after: Board, turn: int | None) -> bool:
     rows = {p.row for p in placed}
     cols = {p.col for p in placed}
     if len(rows) > 1 and len(cols) > 1:
-        raise MoveError(f"{where}new tiles are not in one row or column: "
-                        f"{cell_names((p.row, p.col) for p in placed)}")
+        raise MoveError(code="not_in_line", turn=turn,
+                        cells=cell_names((p.row, p.col) for p in placed))
     if len(placed) > 1:
         return len(rows) == 1
     p = placed[0]
@@ -129,32 +122,34 @@ def _line(placed: list[Placement], after: Board, where: str) -> bool:
         after.occupied(p.row - 1, p.col) or after.occupied(p.row + 1, p.col))
 
 
-def _check_shape(before: Board, after: Board, placed, across: bool, where: str) -> None:
+def _check_shape(before: Board, after: Board, placed, across: bool, turn: int | None) -> None:
     first = sorted(placed, key=lambda p: (p.row, p.col))
     lo, hi = first[0], first[-1]
     span = [(lo.row, c) for c in range(lo.col, hi.col + 1)] if across else [
         (r, lo.col) for r in range(lo.row, hi.row + 1)]
     gaps = [rc for rc in span if not after.occupied(*rc)]
     if gaps:
-        raise MoveError(f"{where}gap in the new word at {cell_names(gaps)}")
+        raise MoveError(code="gap", turn=turn, cells=cell_names(gaps))
     if before.is_empty():
         if not after.occupied(*CENTRE) or len(placed) < 2:
-            raise MoveError(f"{where}the first word (2+ letters) must cover the centre H8: "
-                            f"tiles at {cell_names((p.row, p.col) for p in placed)}")
+            raise MoveError(code="first_word_centre", turn=turn,
+                            cells=cell_names((p.row, p.col) for p in placed))
         return
     if not any(before.occupied(p.row + dr, p.col + dc)
                for p in placed for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0))):
-        raise MoveError(f"{where}new tiles do not touch the tiles already on the board: "
-                        f"{cell_names((p.row, p.col) for p in placed)}")
+        raise MoveError(code="not_touching", turn=turn,
+                        cells=cell_names((p.row, p.col) for p in placed))
 
 
-def _check_counts(board: Board, ruleset: Ruleset, where: str) -> None:
+def _check_counts(board: Board, ruleset: Ruleset, turn: int | None) -> None:
     counts = Counter()
     for symbol, n in board.counts().items():
         counts["*" if is_star(symbol) else symbol] += n
     for letter, n in sorted(counts.items()):
         have = ruleset.stars if letter == "*" else ruleset.counts.get(letter, 0)
         if n > have:
-            what = "stars" if letter == "*" else f"letter {letter}"
-            raise MoveError(f"{where}{n} × {what} on the board, but the {ruleset.name} box "
-                            f"has only {have}")
+            if letter == "*":
+                raise MoveError(code="too_many_stars", turn=turn, count=n, ruleset=ruleset.name,
+                                have=have)
+            raise MoveError(code="too_many_letter", turn=turn, count=n, letter=letter,
+                            ruleset=ruleset.name, have=have)

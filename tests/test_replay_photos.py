@@ -154,7 +154,7 @@ def test_a_proposal_from_a_photo_of_another_game_says_so(tmp_path):
     cv2.imwrite(str(path), other.images[3])
     proposal = propose_turn(game, str(path))
     assert not proposal.sure
-    assert proposal.message.startswith("this photo does not show this game's board")
+    assert str(proposal.message).startswith("this photo does not show this game's board")
 
 
 def test_a_proposal_names_a_tile_the_photo_shows_past_the_end_of_its_word():
@@ -172,7 +172,7 @@ def test_a_proposal_names_a_tile_the_photo_shows_past_the_end_of_its_word():
     reading.probs[8, 9, reading.labels.index(".")] = 0.11
     proposal = _proposal(game, photos.images[2], reading)
     assert same_tiles(proposal.board, photos.boards[2]) and not proposal.sure
-    assert proposal.message == "the photo shows a tile at J9 too: check the move"
+    assert str(proposal.message) == "the photo shows a tile at J9 too: check the move"
 
 
 def test_last_photo_of_another_game_is_an_error():

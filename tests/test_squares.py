@@ -57,7 +57,7 @@ def test_a_blank_tile_on_every_kind_of_square_is_told_from_the_empty_square(styl
 
 def test_squares_seen_empty_outvote_a_network_that_reads_them_as_tiles():
     squares = SquareLooks()
-    looks = np.random.default_rng(1).uniform(40, 200, (15, 15, 5, 5, 3)).astype(np.float32)
+    looks = np.random.default_rng(1).uniform(40, 200, (15, 15, 5, 5, 4)).astype(np.float32)
     squares.learn(looks, np.ones((15, 15), bool))
     probs = np.zeros((15, 15, 3), np.float32)
     probs[..., 0] = 0.99  # the label order of a reading: empty, joker, a letter
@@ -65,7 +65,7 @@ def test_squares_seen_empty_outvote_a_network_that_reads_them_as_tiles():
     probs[3, 4] = [0.15, 0.85, 0.0]  # a square the network takes for a blank
     probs[9, 9] = [0.95, 0.05, 0.0]  # a blank it takes for the square
     now = looks.copy()
-    now[9, 9] = [200, 128, 150]  # an ivory tile's face
+    now[9, 9] = [200, 128, 150, 3]  # an ivory tile's face, nothing printed
     weighed = squares.weigh(probs, now)
     assert weighed[3, 4, 0] > 0.9
     assert weighed[9, 9, 0] < 0.1

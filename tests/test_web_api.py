@@ -103,7 +103,16 @@ def test_fix_a_confirmed_tile_rescores_every_later_turn(client, reader):
     play_photo(client, reader, game, TURN1)
     play_photo(client, reader, game, TURN2)
     # К (2 points) read where the box has Ф (10): turn 1 and turn 2 both use that tile.
-    s = post(client, f"/g/{game}/cell", {"turn": 3, "cell": "G8", "symbol": "Ф"}).get_json()
+    # The player is told first what will change, and nothing changes until they agree.
+    fix = {"turn": 3, "cell": "G8", "symbol": "Ф"}
+    asked = post(client, f"/g/{game}/cell", fix)
+    assert asked.status_code == 409
+    assert asked.get_json()["changes"] == [
+        "Turn 1 (Аня): КОТ (5 points) → ФОТ (13 points)",
+        "Turn 2 (Борис): СОК (6 points) → СОФ (14 points)",
+        "Score: Аня 5 → 13, Борис 6 → 14"]
+    assert state(client, game)["totals"] == [5, 6]
+    s = post(client, f"/g/{game}/cell", {**fix, "agree": "1"}).get_json()
     assert [m["score"] for m in s["moves"]] == [13, 14]
     assert s["board"][7] == "......ФОТ......"
     assert s["totals"] == [13, 14]

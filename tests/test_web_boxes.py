@@ -117,25 +117,6 @@ def test_a_calibrated_box_is_replaced_only_when_asked(client, photos):
     assert page.status_code == 409 and 'name="empty" type="file"' in page.get_data(as_text=True)
 
 
-def test_calibration_refusals_read_in_russian(app):
-    from flask import g
-
-    from companion_app.web.i18n import translate_error
-    with app.test_request_context("/?lang=ru"):
-        g.lang = "ru"
-        assert translate_error("empty photo e.png: 2 cells hold tiles (H8, I8); photograph the "
-                               "board with no tiles on it") == (
-            "фото пустой доски e.png: на 2 клетках лежат фишки (H8, I8); снимите доску без фишек")
-        assert translate_error("alphabet photo a.png: 30 tiles, expected 33 (32 letters and the "
-                               "star)") == (
-            "фото алфавита a.png: фишек 30, а нужно 33 (32 букв и звёздочка)")
-        assert translate_error("alphabet photo a.png: no board found") == (
-            "фото алфавита a.png: доска не найдена")
-        assert translate_error("a box named 'kitchen' is already calibrated: choose another "
-                               "name or replace it") == (
-            "набор 'kitchen' уже откалиброван: выберите другое название или замените его")
-
-
 def test_a_damaged_box_is_listed_as_damaged(client, photos, tmp_path):
     assert calibrate(client, empty=photos["empty"]).status_code == 201
     meta_file = profile_folder("kitchen", tmp_path / "data") / "profile.json"

@@ -53,7 +53,8 @@ class FakeProposal:
 
 
 class ScriptedReader:
-    """Stands in for the photo pipeline: each photo 'shows' the next board of a script."""
+    """Stands in for the photo pipeline: each photo 'shows' the next board of a script (or
+    gives the next FakeProposal as it is)."""
 
     def __init__(self):
         self.boards: list[str | Exception] = []
@@ -64,6 +65,8 @@ class ScriptedReader:
         item = self.boards.pop(0)
         if isinstance(item, Exception):
             raise item
+        if isinstance(item, FakeProposal):   # a reading with its doubts, as scripted
+            return item
         after = Board.parse(item)
         before = game.board.rows()
         cells = [f"{COLUMNS[c]}{r + 1}" for r in range(15) for c in range(15)

@@ -77,7 +77,7 @@ def test_the_server_answers_only_its_own_names(served):
     assert get(port, headers={"Host": f"127.0.0.1:{port}"})[0] == 200
     status, body = get(port, headers={"Host": f"rebound.example:{port}",
                                       "Accept": "application/json"})
-    assert status == 403 and "refused" in json.loads(body)["error"]
+    assert status == 403 and json.loads(body)["code"] == "host_refused"
 
 
 @pytest.mark.slow

@@ -70,14 +70,19 @@ def check_readable(ruleset, model: Model | None = None) -> None:
     photos cannot be read, while its records and board texts can still be replayed."""
     missing = unknown_letters(ruleset.alphabet, (model or load_model()).glyphs)
     if missing:
-        raise RulesetError(f"ruleset {ruleset.name}: the tile reader knows no letter "
-                           f"{', '.join(missing)}; its games can be replayed from board texts "
-                           "or a GCG record, not read from photos")
+        raise RulesetError(code="reader_lacks_letters", ruleset=ruleset.name,
+                           letters=", ".join(missing))
 
 
 def glyphs_of(label: str, stars: tuple[str, ...] = (STAR, BLANK)) -> tuple[str, ...]:
-    """The glyphs that count as a reading's label: '*' is a star and/or a blank tile."""
-    return stars if label == STAR else (glyph_of(label),)
+    """The glyphs that count as a reading's label: '*' is a star and/or a blank tile. In a box
+    whose jokers print a star, a tile with nothing printed is none of its tiles: what looks
+    like one is a plain light square, so the blank glyph counts as the empty square."""
+    if label == STAR:
+        return stars
+    if label == EMPTY and BLANK not in stars:
+        return (EMPTY, BLANK)
+    return (glyph_of(label),)
 
 
 def labels_for(alphabet) -> list[str]:

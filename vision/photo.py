@@ -17,7 +17,7 @@ from contextlib import ExitStack, contextmanager
 import cv2
 import numpy as np
 
-from engine.errors import PhotoError
+from engine.errors import Message, PhotoError
 
 MAX_PIXELS = 1 << 30  # OpenCV's default CV_IO_MAX_IMAGE_PIXELS: larger images are refused
 # Pixels a decode may hold (3 bytes each: 150 MB), checked from the header before decoding: a
@@ -103,8 +103,8 @@ def check_decoded_size(name: str, data: bytes, reduce: int = 1) -> None:
     kind, width, height = size
     pixels = width * height / (reduce * reduce if kind == "jpg" else 1)
     if pixels > MAX_DECODED_PIXELS:
-        raise PhotoError(f"{name}: too large to read ({width}×{height} pixels; the limit is "
-                         f"{MAX_DECODED_PIXELS // 1_000_000} megapixels)")
+        raise PhotoError(code="too_large_to_read", name=name, width=width, height=height,
+                         limit=MAX_DECODED_PIXELS // 1_000_000)
 
 
 # A phone's other photo formats, which OpenCV's wheels do not decode: an ISO-BMFF file names
@@ -124,11 +124,9 @@ def foreign_format(head: bytes) -> str | None:
     return next((name for name, names in _BRANDS if brands & names), None)
 
 
-def unopenable(kind: str) -> str:
+def unopenable(kind: str) -> Message:
     """Why a photo in a foreign format is refused, and what the player can do about it."""
-    article = "an" if kind[0] in "AEIOU" else "a"
-    return (f"{article} {kind} photo cannot be opened here: save it as JPEG "
-            "(iPhone: Settings → Camera → Formats → Most Compatible)")
+    return Message("photo_format", article="an" if kind[0] in "AEIOU" else "a", kind=kind)
 
 
 # What libjpeg and libpng print while decoding (they write to the process's stderr themselves).
@@ -206,8 +204,7 @@ def _whole_file(name: str) -> bytes:
     except OSError:
         raise PhotoError(f"{name}: cannot open (permission denied)") from None
     if jpeg_cut_short(data):
-        raise PhotoError(f"{name}: the photo is incomplete (its image data stops early: the file "
-                         "was cut short in copying or sending)")
+        raise PhotoError(code="photo_cut_short", name=name)
     return data
 
 
@@ -243,8 +240,7 @@ def load_for_reading(path) -> tuple[np.ndarray, float]:
 def decode_for_reading(data: bytes, name: str) -> tuple[np.ndarray, float]:
     """load_for_reading for a photo's bytes already read (an upload), named `name` in errors."""
     if jpeg_cut_short(data):
-        raise PhotoError(f"{name}: the photo is incomplete (its image data stops early: the file "
-                         "was cut short in copying or sending)")
+        raise PhotoError(code="photo_cut_short", name=name)
     size = frame_size(data)
     if size is not None:
         factor = reduction(max(size))

@@ -31,8 +31,9 @@ NOISE_FLOOR = 2.0  # Lab units: JPEG and sensor noise of a still camera is never
 # LIKE and OTHER lie empty squares beside new tiles (their shadow, a leaning tile's edge):
 # the look says nothing there.
 SAME, LIKE, OTHER, FAR = 3.0, 5.0, 10.0, 14.0
-# Lightness counts for less than colour: a new tile's shadow darkens the squares beside it
-WEIGHTS = np.float32([0.25, 1.0, 1.0])
+# Lightness counts for less than colour and ink: a new tile's shadow darkens the squares
+# beside it, a letter is ink
+WEIGHTS = np.float32([0.25, 1.0, 1.0, 1.0])
 CAP = 6.0  # nats: the most a square's own look moves a cell's odds of being empty
 BLEND = 0.5  # a new empty look's weight against the one kept: light drifts during a game
 # a square is learnt only when it looks like the other empty squares of its kind: within
@@ -42,17 +43,23 @@ KIND_SPREAD, KIND_FLOOR, MIN_KIND = 4.0, 12.0, 3
 
 
 def cell_looks(crops: np.ndarray, turns: int = 0) -> np.ndarray:
-    """(15, 15, PATCH, PATCH, 3) float32 Lab looks of a board's 225 crops (photo order, as
-    cut), in the upright frame `turns` quarter turns counter-clockwise from the photo's."""
+    """(15, 15, PATCH, PATCH, 4) float32 looks of a board's 225 crops (photo order, as cut),
+    in the upright frame `turns` quarter turns counter-clockwise from the photo's: the Lab
+    colour of each patch pixel, and the centre's ink (its lightness's spread: a letter or a
+    printed star, which a patch of colours averages away) in every pixel of the fourth."""
     inner = crops.reshape(SIZE, SIZE, CROP, CROP, 3)[:, :, _INNER, _INNER]
     size = inner.shape[2]
     # one picture of the 225 centres side by side, shrunk in one call (whole blocks per look)
     mosaic = np.ascontiguousarray(inner.transpose(0, 2, 1, 3, 4)).reshape(SIZE * size,
                                                                           SIZE * size, 3)
+    light = cv2.cvtColor(mosaic, cv2.COLOR_BGR2GRAY).reshape(SIZE, size, SIZE, size)
+    ink = light.astype(np.float32).std(axis=(1, 3))
     small = cv2.resize(mosaic, (SIZE * PATCH, SIZE * PATCH), interpolation=cv2.INTER_AREA)
     lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
     lab = lab.reshape(SIZE, PATCH, SIZE, PATCH, 3).transpose(0, 2, 1, 3, 4)
-    grid = lab.reshape(SIZE, SIZE, PATCH, PATCH, 3)
+    grid = np.empty((SIZE, SIZE, PATCH, PATCH, 4), np.float32)
+    grid[..., :3] = lab
+    grid[..., 3] = ink[:, :, None, None]
     return np.ascontiguousarray(np.rot90(np.rot90(grid, turns, axes=(0, 1)), turns, axes=(2, 3)))
 
 
@@ -60,7 +67,7 @@ class SquareLooks:
     """Each square's look while empty, learnt from photos of the box (cells known empty)."""
 
     def __init__(self):
-        self.looks = np.zeros((SIZE, SIZE, PATCH, PATCH, 3), np.float32)
+        self.looks = np.zeros((SIZE, SIZE, PATCH, PATCH, 4), np.float32)
         self.seen = np.zeros((SIZE, SIZE), np.int32)
 
     @classmethod
@@ -149,13 +156,13 @@ def like_their_kind(looks: np.ndarray, cells: np.ndarray, kinds: np.ndarray) -> 
 
 
 def _light(diff: np.ndarray, clear: np.ndarray) -> np.ndarray:
-    """(15, 15, 1, 1, 3) how the photo's light moved each square's look: a plane over the
+    """(15, 15, 1, 1, C) how the photo's light moved each square's look: a plane over the
     board fitted to the clear squares' mean change (a window's light falls off across it)."""
     rows, cols = np.mgrid[0:SIZE, 0:SIZE].astype(np.float32)
     design = np.column_stack([np.ones(SIZE * SIZE), rows.ravel(), cols.ravel()])
-    change = diff.mean(axis=(2, 3)).reshape(-1, 3)
+    change = diff.mean(axis=(2, 3)).reshape(SIZE * SIZE, -1)
     fit, *_ = np.linalg.lstsq(design[clear.ravel()], change[clear.ravel()], rcond=None)
-    return (design @ fit).reshape(SIZE, SIZE, 1, 1, 3).astype(np.float32)
+    return (design @ fit).reshape(SIZE, SIZE, 1, 1, -1).astype(np.float32)
 
 
 # A game's own tiles: each taken move's new tiles, whose letters the players have let stand,

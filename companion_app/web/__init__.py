@@ -19,13 +19,13 @@ from flask import Flask
 from werkzeug.exceptions import HTTPException
 
 from companion_app.settings import data_dir as default_data_dir
-from engine.board import COLUMNS
+from engine.board import COLUMNS, cell_name, parse_position
 from engine.errors import EruditError
 from engine.files import folder_why
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
 
-from . import answer, db, guard, i18n, reading, store, uploads
-from .views import boxes, home, play, review
+from . import answer, db, events, guard, i18n, reading, store, uploads
+from .views import boxes, home, play, review, scoreboard
 
 MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
 
@@ -64,17 +64,19 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
     keeper = db.keep_open(folder / "games.sqlite3")
     weakref.finalize(app, keeper.close)
     app.teardown_appcontext(db.close_db)
-    app.before_request(i18n.select_language)
+    i18n.init_app(app)
+    events.init_app(app)
     app.before_request(guard.check_request)
-    app.after_request(i18n.remember_language)
     app.after_request(_security_headers)
     app.register_error_handler(EruditError, answer.handle_erudit)
     app.register_error_handler(HTTPException, answer.handle_http)
     app.register_error_handler(Exception, answer.handle_unexpected)
-    app.jinja_env.globals.update(_=i18n.gettext, lang=i18n.lang, tr=i18n.translate_error,
-                                 csrf_token=guard.csrf_token, formula=formula,
-                                 columns=COLUMNS)
-    for blueprint in (home.bp, play.bp, review.bp, boxes.bp):
+    app.jinja_env.globals.update(_=i18n.gettext, ngettext=i18n.ngettext, lang=i18n.lang,
+                                 tr=i18n.translate_error, script_texts=i18n.script_texts,
+                                 at=position_text, columns=COLUMNS,
+                                 csrf_token=guard.csrf_token, formula=formula)
+    app.jinja_env.filters["sentence"] = sentence
+    for blueprint in (home.bp, play.bp, review.bp, boxes.bp, scoreboard.bp):
         app.register_blueprint(blueprint)
     return app
 
@@ -125,6 +127,20 @@ def formula(word: dict) -> str:
     return f"{total} = {word['score']}"
 
 
+def sentence(text: str) -> str:
+    """A message shown on its own, as a sentence: its first letter a capital, unless its first
+    word is a name of some kind (`board.jpg: …` stays)."""
+    first = text.split(" ", 1)[0].rstrip(":,")
+    return text[:1].upper() + text[1:] if first.isalpha() else text
+
+
+def position_text(at: str) -> str:
+    """A word's place as the page writes every place: its first cell and its direction
+    (`G8→` across, `G6↓` down), not the record's `8G`/`G6`."""
+    row, col, across = parse_position(at)
+    return f"{cell_name(row, col)}{'→' if across else '↓'}"
+
+
 def lan_address() -> str | None:
     """This machine's address on the local network (no packet is sent), or None."""
     try:
@@ -160,7 +176,9 @@ def check_address(host: str, port: int) -> None:
 
 # The server at the table: waitress reads requests without a thread (a slow or stalled
 # connection holds no thread) and hands a thread only a request read whole.
-SERVER_THREADS = 32        # requests being answered at once; most of them wait for a photo
+# Requests answered at once: the pages' open event streams, and as many again for photos being
+# read and every other request.
+SERVER_THREADS = 2 * events.EVENT_STREAMS
 READ_TIMEOUT_S = 30        # a connection that sends nothing for this long is closed
 MAX_CONNECTIONS = 1000     # connections open at once (a table has a few phones)
 
@@ -202,5 +220,6 @@ def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None =
     try:
         server.run()
     finally:
+        events.close_streams(app)   # open pages' streams end, so their threads are free
         server.close()
         reading.LANES.shutdown()

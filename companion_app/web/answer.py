@@ -14,7 +14,7 @@ from pathlib import Path
 from flask import current_app, jsonify, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from engine.board import shown
+from engine.board import cut
 from engine.errors import BoardTextError, EruditError, GameError, MoveError, PhotoError
 
 from .game_page import render_page, state_json
@@ -53,7 +53,11 @@ def status_of(exc: EruditError) -> int:
 
 
 def done(token: str, anchor: str = ""):
-    """After a change: the new state as JSON, or back to the game page (POST → redirect → GET)."""
+    """After a change: every open page of the game is told; the new state as JSON, or back to
+    the game page (POST → redirect → GET)."""
+    from .events import publish
+
+    publish(token)
     if wants_json():
         return state_json(token)
     return redirect(url_for("play.page", token=token) + anchor, code=303)
@@ -72,11 +76,27 @@ def without_paths(message: str) -> str:
     return _SERVER_PATH.sub(r"\1", message)
 
 
-def error_response(message: str, status: int):
-    """The error as JSON, or on the game page it concerns, or on a plain error page."""
-    text = translate_error(without_paths(message))
+def _params_without_paths(value):
+    if isinstance(value, str):
+        return without_paths(value)
+    if isinstance(value, dict):
+        return {key: _params_without_paths(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_params_without_paths(item) for item in value]
+    return value
+
+
+def error_response(error: EruditError | str, status: int):
+    """The error as JSON (its text in the page's language, and its code and parameters when
+    it has them), or on the game page it concerns, or on a plain error page; never a server
+    path."""
+    text = without_paths(translate_error(error))
     if wants_json():
-        return jsonify({"error": text, "status": status}), status
+        body = {"error": text, "status": status}
+        message = error.message if isinstance(error, EruditError) else None
+        if message is not None:
+            body.update(_params_without_paths(message.to_json()))
+        return jsonify(body), status
     token = (request.view_args or {}).get("token")
     if token and status != 404:
         try:
@@ -87,14 +107,14 @@ def error_response(message: str, status: int):
 
 
 def handle_erudit(exc: EruditError):
-    return error_response(str(exc), status_of(exc))
+    return error_response(exc, status_of(exc))
 
 
 def handle_http(exc: HTTPException):
     if exc.code == 413:
         megabytes = current_app.config["MAX_CONTENT_LENGTH"] / (1024 * 1024)
         limit = f"{megabytes:.0f}" if megabytes >= 1 else f"{megabytes:.1f}"
-        return error_response(f"the upload is larger than {limit} MB", 413)
+        return error_response(EruditError(code="upload_too_large", mb=limit), 413)
     return error_response(exc.description or exc.name, exc.code or 500)
 
 
@@ -103,8 +123,7 @@ def handle_unexpected(exc: Exception):
     full disk is not a bug, and says so."""
     if _disk_full(exc):
         current_app.logger.error("disk full on %s %s: %s", request.method, request.path, exc)
-        return error_response("the server's disk is full: nothing was changed; the games "
-                              "can still be read", 507)
+        return error_response(EruditError(code="disk_full"), 507)
     current_app.logger.exception("unexpected error on %s %s", request.method, request.path)
     return error_response(f"internal error: {exc.__class__.__name__}: {exc}", 500)
 
@@ -118,5 +137,5 @@ def _disk_full(exc: Exception) -> bool:
 def form_int(name: str) -> int:
     value = request.form.get(name, "").strip()
     if not re.fullmatch(r"-?[0-9]{1,9}", value):   # int() would take '٣' and 5000 digits too
-        raise BadInput(f"field {name!r} must be a whole number, not {shown(value)}")
+        raise BadInput(code="whole_number", field=name, sent=cut(value))
     return int(value)

@@ -37,7 +37,8 @@ def state_json(token: str):
     return jsonify(state)
 
 
-def render_page(token: str, error: str | None = None) -> str:
+def render_page(token: str, error: str | None = None, ask: dict | None = None) -> str:
+    """The game page; `ask`: a correction waiting for the player's agreement (its form)."""
     record, game = load(token)
     state = game_state(record, game, join_url(token))
     pending = state["pending"]
@@ -47,8 +48,11 @@ def render_page(token: str, error: str | None = None) -> str:
         last = state["moves"][-1]["tiles"] if state["moves"] else []
         cells = grid(state["board"], game, [t["cell"] for t in last], state["placed"])
     qr = segno.make(state["join_url"], error="m").svg_inline(border=2, omitsize=True)
+    from .views.scoreboard import view_url
+
     return render_template("game.html", s=state, cells=cells, error=error, qr=qr,
-                           values=game.ruleset.values, box_cells=_box_cells(record, game))
+                           values=game.ruleset.values, box_cells=_box_cells(record, game),
+                           tv_url=view_url(token), ask=ask)
 
 
 def _box_cells(record, game) -> int:

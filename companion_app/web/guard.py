@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from flask import current_app, request, session
 
+from engine.board import cut
 from engine.errors import EruditError
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -65,8 +66,7 @@ def check_request() -> None:
     """Run before every request: only this server's names; POSTs need a matching token and a
     same-site origin."""
     if not allowed_host(request.host, current_app.config["ALLOWED_HOSTS"]):
-        raise Forbidden(f"request for host {request.host[:60]!r} refused: open the app at "
-                        "this computer's address or by the join link")
+        raise Forbidden(code="host_refused", host=cut(request.host))
     if request.method in SAFE_METHODS:
         return
     _check_origin()
@@ -82,4 +82,4 @@ def _check_origin() -> None:
         return  # non-browser clients and some privacy settings send none; the token still guards
     parts = urlsplit(source)
     if parts.netloc != request.host:
-        raise Forbidden(f"request from another site ({parts.netloc or source}) refused")
+        raise Forbidden(code="another_site", site=parts.netloc or source)

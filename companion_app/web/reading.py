@@ -79,7 +79,7 @@ def decode_and_read(data: bytes, name: str, game, profile: str | None, data_dir:
     ok, stored = cv2.imencode(".jpg", np.asarray(image), [cv2.IMWRITE_JPEG_QUALITY,
                                                           STORED_QUALITY])
     if not ok:
-        raise PhotoError(f"{name}: cannot keep the photo (JPEG encoding failed)")
+        raise PhotoError(code="photo_not_kept", name=name)
     if not propose:
         return PhotoResult(stored.tobytes(), None)
     from companion_app.photos import _profile, propose_image, remembered
@@ -89,7 +89,7 @@ def decode_and_read(data: bytes, name: str, game, profile: str | None, data_dir:
     try:
         proposal = propose_image(game, image, box, memory)
     except PhotoError as exc:  # the photo's own fault (no board on it): named as it was sent
-        raise PhotoError(f"{name}: {exc}") from None
+        raise PhotoError(code="photo_named", name=name, error=exc) from None
     proposal.reading = None  # arrays of no use to the page, and not all of them pickle
     return PhotoResult(stored.tobytes(), proposal)
 
@@ -132,9 +132,9 @@ class Lanes:
     def _take(self, lane: str, game_key, limit: int) -> None:
         with self._lock:
             if self._games.get(game_key, 0) >= PER_GAME:
-                raise Busy("a photo of this game is still being read: wait for its proposal")
+                raise Busy(code="game_photo_busy")
             if self._taken[lane] >= limit:
-                raise Busy("the server is busy reading other photos: send it again in a moment")
+                raise Busy(code="server_busy")
             self._taken[lane] += 1
             self._games[game_key] = self._games.get(game_key, 0) + 1
 
@@ -157,12 +157,11 @@ class Lanes:
                 return future.result(timeout=WAIT_S)
             except WaitedTooLong:
                 future.cancel()
-                raise Busy(f"the photo took over {WAIT_S} s to read; send it again") from None
+                raise Busy(code="photo_too_slow", seconds=WAIT_S) from None
             except BrokenProcessPool:  # a worker died (out of memory, killed): start anew
                 with self._lock:
                     self._pools.pop(lane, None)
-                raise Busy("the photo reader stopped while reading this photo; send it "
-                           "again") from None
+                raise Busy(code="reader_stopped") from None
         finally:
             self._give_back(lane, game_key)
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
 from flask import url_for
 
 from companion_app.photos import RECTIFIED_MARGIN
 from engine import report
 from engine.board import Board, cell_name, is_star, parse_cell
-from engine.errors import EruditError
+from engine.errors import EruditError, Message
 from engine.game import Game, Turn
 from engine.ruleset import SIZE
 
+from .events import signature
+from .i18n import translate_error
 from .store import Pending, Record
 
 
@@ -40,6 +44,7 @@ def game_state(record: Record, game: Game, join_url: str) -> dict:
         "unseen_total": sum(game.unseen().values()),
         "pending": pending_state(token, record.pending, game),
         "alphabet": list(game.ruleset.alphabet),
+        "signature": signature(record),
     }
 
 
@@ -68,22 +73,73 @@ def pending_state(token: str, pending: Pending | None, game: Game) -> dict | Non
     if pending is None:
         return None
     turn, error = preview(game, Board.parse(pending.board))
+    error = translate_error(error) if error is not None else None
     if turn is not None:
         new = [p["cell"] for p in report.turn_dict(turn)["tiles"]]
         move, words = report.turn_dict(turn), report.breakdown(turn)
         verdicts = [{"word": v.word, "ok": v.ok, "reason": v.reason} for v in turn.verdicts]
     else:
         new, move, words, verdicts = changed_cells(game.board, pending.board), None, [], []
+    stars = [c for c in new if _is_unknown_star(pending.board, c)]
     return {
         "id": pending.pid, "turn": pending.number, "board": pending.board.split("\n"),
         "proposed": pending.proposed.split("\n"), "new": new, "sure": pending.sure,
-        "alternatives": pending.alternatives, "message": pending.message,
-        "blocked": pending.blocked,
+        "alternatives": pending.alternatives,
+        # the reader's note is about its reading: gone once the players put the move right
+        "message": note(pending.message) if pending.board == pending.proposed else None,
+        "corrected": pending.board != pending.proposed,
+        "blocked": note(pending.blocked),
         "move": move, "breakdown": words, "verdicts": verdicts, "error": error,
         "photo": _image_urls(token, "pending-" + pending.pid, pending.photo),
-        "stars": [c for c in new if _is_unknown_star(pending.board, c)],
+        "stars": stars,
+        "doubtful": doubtful_cells(game.board, pending, new, stars),
+        "readings": [reading(game, index, alternative)
+                     for index, alternative in enumerate(pending.alternatives)
+                     if str(_with_tiles(game.board, alternative["tiles"])) != pending.board],
+        "window": window(new),
         "marks": photo_marks(new),
     }
+
+
+def doubtful_cells(before: Board, pending: Pending, new: list[str], stars: list[str]) -> list[str]:
+    """The cells a player should look at: where another reading the photo allows differs from
+    the proposed one (every new tile when the reader gave none), and stars of unknown letter.
+    None once the player has put the move right by hand."""
+    if pending.sure:
+        return stars
+    proposed = Board.parse(pending.proposed)
+    cells = set()
+    for alternative in pending.alternatives:
+        board = _with_tiles(before, alternative["tiles"])
+        cells |= {cell_name(r, c) for r, c, *_ in board.changes(proposed)}
+    if not cells:
+        cells = set(new)
+    return sorted(cells | set(stars), key=parse_cell)
+
+
+def reading(game: Game, index: int, alternative: dict) -> dict:
+    """Another reading of the photo as the players judge it: its words and their scores."""
+    turn, error = preview(game, _with_tiles(game.board, alternative["tiles"]))
+    words = report.turn_dict(turn)["words"] if turn is not None else []
+    return {"index": index, "words": words, "score": turn.score.total if turn else None,
+            "cells": [t["cell"] for t in alternative["tiles"]], "legal": turn is not None}
+
+
+def _with_tiles(before: Board, tiles: list[dict]) -> Board:
+    board = before.copy()
+    for tile in tiles:
+        board.set(*parse_cell(tile["cell"]), tile["letter"])
+    return board
+
+
+def window(cells: list[str], margin: int = 1) -> dict | None:
+    """The rows and columns around `cells` that the close-up correction view shows."""
+    if not cells:
+        return None
+    places = [parse_cell(c) for c in cells]
+    rows, cols = [r for r, _ in places], [c for _, c in places]
+    return {"rows": [max(0, min(rows) - margin), min(SIZE - 1, max(rows) + margin)],
+            "cols": [max(0, min(cols) - margin), min(SIZE - 1, max(cols) + margin)]}
 
 
 def photo_marks(cells: list[str]) -> list[dict]:
@@ -98,12 +154,27 @@ def photo_marks(cells: list[str]) -> list[dict]:
     return marks
 
 
-def preview(game: Game, board: Board) -> tuple[Turn | None, str | None]:
+def kept_note(stored: str | None) -> Message | str | None:
+    """A proposal's note as it was kept: a Message (by code and parameters) or a text."""
+    if not stored:
+        return None
+    if stored.startswith("{"):
+        return Message.from_json(json.loads(stored))
+    return stored
+
+
+def note(stored: str | None) -> str | None:
+    """A proposal's note (kept by code and parameters, or as text) in the page's language."""
+    kept = kept_note(stored)
+    return None if kept is None else translate_error(kept)
+
+
+def preview(game: Game, board: Board) -> tuple[Turn | None, EruditError | None]:
     """Score `board` as the next turn without keeping it."""
     try:
         turn = game.play(board)
     except EruditError as exc:
-        return None, str(exc)
+        return None, exc
     game.undo()
     return turn, None
 

@@ -159,8 +159,7 @@ def build_game(record: Record, data_dir: Path) -> Game:
 def expect_turn(record: Record, expected: int) -> None:
     """The precondition every change carries: the number the next turn will get."""
     if expected != record.next_turn:
-        raise Stale(f"the game has moved on (next turn is {record.next_turn}, "
-                    f"not {expected}); reload the page")
+        raise Stale(code="moved_on", next=record.next_turn, sent=expected)
 
 
 def add_turn(conn: sqlite3.Connection, record: Record, kind: str, board: str | None = None,
@@ -213,6 +212,12 @@ def save_boards(conn: sqlite3.Connection, record: Record, game: Game) -> None:
         if turn.kind == "play":
             conn.execute("UPDATE turns SET board = ? WHERE game_id = ? AND number = ?",
                          (str(turn.board), record.id, turn.number))
+
+
+def set_sure(conn: sqlite3.Connection, record: Record, number: int) -> None:
+    """Turn `number` has been put right by hand: no longer an unsure reading."""
+    conn.execute("UPDATE turns SET sure = 1 WHERE game_id = ? AND number = ?",
+                 (record.id, number))
 
 
 def drop_last_turn(conn: sqlite3.Connection, record: Record) -> None:

@@ -56,8 +56,8 @@ def check_header(data: bytes) -> str:
     if width <= 0 or height <= 0:
         raise PhotoError("not a photo (its header gives no size)")
     if width * height > MAX_PIXELS:
-        raise PhotoTooLarge(f"the photo claims {width}×{height} pixels; "
-                            f"the limit is {MAX_PIXELS // 1_000_000} megapixels")
+        raise PhotoTooLarge(code="pixels_claimed", width=width, height=height,
+                            limit=MAX_PIXELS // 1_000_000)
     # a JPEG cut short decodes without complaint (its missing part grey): its end marker tells
     if jpeg_cut_short(data):
         raise PhotoError("the photo is incomplete (its image data stops early): send it again")
@@ -138,12 +138,10 @@ def check_room(data_dir: Path, game_photos: int, config) -> None:
     """DiskFull unless one more photo fits: under the game's and all photos' caps, with the
     disk's reserve left free."""
     if game_photos >= config.get("GAME_PHOTO_LIMIT", GAME_PHOTO_LIMIT):
-        raise DiskFull(f"this game has {game_photos} photos, the most one game keeps: "
-                       "confirm or correct the moves by hand from here")
+        raise DiskFull(code="game_photos_limit", count=game_photos)
     check_free(data_dir, config)
     if photos_bytes(data_dir) >= config.get("PHOTO_DISK_LIMIT", PHOTO_DISK_LIMIT):
-        raise DiskFull("the server keeps no more photos (its space for photos is used up); "
-                       "the games can still be read and played by hand")
+        raise DiskFull(code="photo_space_used")
 
 
 def check_free(data_dir: Path, config) -> None:
@@ -151,8 +149,7 @@ def check_free(data_dir: Path, config) -> None:
     import shutil
 
     if shutil.disk_usage(data_dir).free < config.get("DISK_RESERVE", DISK_RESERVE):
-        raise DiskFull("the server's disk is full: no new photos or games for now; "
-                       "the games can still be read")
+        raise DiskFull(code="disk_full_refused")
 
 
 def photos_bytes(data_dir: Path) -> int:

@@ -61,7 +61,9 @@ def shift_fits(p: LocateParams, image, corners):
     return _layout_fits(p, colours, every_colour=True).max(axis=0)
 
 
-WINDOWS_AT_ONCE = 500  # windows _layout_fits measures together: _best_scaled's 3 969 at once took
+# windows _layout_fits measures together: _best_scaled's 3 969 at once took 1.7× as long (each
+# fresh array of ~10 MB cost its pages anew)
+WINDOWS_AT_ONCE = 500
 
 
 def layout_scaled(p: LocateParams, image, corners):

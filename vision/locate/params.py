@@ -66,10 +66,10 @@ class LocateParams:
     sure_gap: float = 0.1
     # lines a frame or the board's edge can show beyond the grid, parallel to it
     frame_lines: int = 2
-    # cells; two lattices refined this close converged on the lines a lattice by direction whose
-    # first view shows fewer of its line pieces than this has the one by vanishing points looked
-    # at too, and refined first when that shows guess_margin more
+    # cells; two lattices refined this close converged on the lines
     agree: float = 0.05
+    # a lattice by direction whose first view shows fewer of its line pieces than this has the
+    # one by vanishing points looked at too, and refined first when that shows guess_margin more
     weak_guess: float = 0.6
     guess_margin: float = 0.1
     # line quality by which a sure fit of where lines cross outdoes a steady one
@@ -82,7 +82,8 @@ class LocateParams:
     even_clip: float = 3.0
     # clean pieces that must stay clean past the tiles to skip refining again
     inverted_share: float = 0.5
-    # (axis, share before)
+    # (axis, share of the added length before the first line) of the grids twice as long one way
+    # tried last, where the layout explains none of the best fit
     stretched: tuple = ((0, 0.5), (1, 0.5), (0, 0.0), (0, 1.0), (1, 0.0), (1, 1.0))
 
     # --- the grid's two families of lines, through their vanishing points
@@ -91,6 +92,7 @@ class LocateParams:
     lsd_sides: tuple = (320, 480, 640)
     # fewer segments on a smaller copy: the grid lines barely show there
     min_quick_segments: int = 250
+    # OpenCV's refinement of the segments LSD finds
     lsd_refine: int = cv2.LSD_REFINE_STD
     # px where LSD looks; shorter segments have too uncertain a direction
     min_segment: float = 5.0
@@ -181,8 +183,8 @@ class LocateParams:
     # levels the bright parts of a view (of its pixels' brightest channel) reach unless the photo
     # was under-exposed (a dim room, a webcam)
     exposed: int = 160
-    # fit that letting cells show the tiles' colour (one more colour) must 1.7× as long (each
-    # fresh array of ~10 MB cost its pages anew)
+    # fit that letting cells show the tiles' colour (one more colour) must gain to count: else a
+    # grid a few cells off gains by taking the plain squares' colour for it
     tiles_penalty: float = 0.05
     # sizes, against the guess, of the grids tried per axis
     scales: tuple = tuple(1.25 ** np.linspace(-1, 1, 9))

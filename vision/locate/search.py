@@ -12,7 +12,7 @@ from itertools import islice
 import cv2
 import numpy as np
 
-from engine.errors import PhotoError
+from engine.errors import Message, PhotoError
 from engine.ruleset import SIZE
 from vision.locate.grid import (
     LINES,
@@ -83,7 +83,7 @@ class IllegibleBoard(PhotoError):
     lie may still show, and `location` says where its grid is (None once the error is only
     a message)."""
 
-    def __init__(self, message: str, location: Location | None = None):
+    def __init__(self, message: str | Message, location: Location | None = None):
         super().__init__(message)
         self.location = location
 
@@ -573,7 +573,7 @@ def _checked_location(p: LocateParams, levels, corners, quality) -> Location:
     location = Location(corners=np.float32(corners), cell_px=cell, quality=quality)
     smallest = smallest_cell(corners)
     if smallest < p.min_cell_px * (1 - p.side_error):
-        raise IllegibleBoard(f"board too small to read (cells of {smallest:.0f} px)", location)
+        raise IllegibleBoard(Message("board_too_small", px=f"{smallest:.0f}"), location)
     # a shrunk copy shows edge widths as well once its cells are large enough, and is faster
     source, factor = level_for(levels, rescale(corners, 1.0, levels[-1].factor), p.edge_view_cell)
     width_cells = _edge_width(source, rescale(corners, 1.0, factor))

@@ -21,7 +21,7 @@ from .home import installed_ruleset, ruleset_choices
 
 bp = Blueprint("boxes", __name__)
 
-PHOTOS = {"empty": "empty photo", "alphabet": "alphabet photo"}  # form field: how errors name it
+PHOTOS = ("empty", "alphabet")  # the form's photo fields
 SQUARES = {".": "plain square", "*": "centre", **PREMIUM_NAMES}  # layout code: its name
 
 
@@ -39,7 +39,7 @@ def calibrate():
     except EruditError as exc:
         if wants_json():
             raise
-        return _page(error=translate_error(str(exc))), status_of(exc)
+        return _page(error=translate_error(exc)), status_of(exc)
     if wants_json():
         return jsonify(box), 201
     return redirect(url_for("boxes.index") + f"#box-{box['name']}", code=303)
@@ -55,8 +55,7 @@ def _calibrated(form, files) -> dict:
     ruleset = installed_ruleset(form.get("ruleset", "erudit"))
     replace = form.get("replace") in ("1", "on", "true")
     if profile_folder(name, data_dir()).exists() and not replace:
-        raise Conflict(f"a box named {name!r} is already calibrated: choose another name "
-                       "or replace it")
+        raise Conflict(code="box_exists", name=name)
     sent = {field: files[field] for field in PHOTOS if files.get(field) and files[field].filename}
     if "empty" not in sent:
         raise BadInput("no photo of the empty board (field 'empty')")
@@ -68,11 +67,20 @@ def _calibrated(form, files) -> dict:
                                    str(paths["empty"]), _str(paths.get("alphabet")), name,
                                    ruleset, str(data_dir()))
         except (ProfileError, PhotoError) as exc:  # name the photos as the player sent them
-            message = str(exc)
-            for field, path in paths.items():
-                message = message.replace(str(path), _sent_name(sent[field]))
-            raise type(exc)(message) from None
+            names = {str(path): _sent_name(sent[field]) for field, path in paths.items()}
+            raise _renamed(exc, names) from None
     return describe(meta)
+
+
+def _renamed(exc: ProfileError | PhotoError, names: dict) -> EruditError:
+    """`exc` with the server's paths of the photos replaced by the names they were sent under."""
+    if exc.message is None:
+        text = str(exc)
+        for path, sent in names.items():
+            text = text.replace(path, sent)
+        return type(exc)(text)
+    params = {key: names.get(str(value), value) for key, value in exc.message.params.items()}
+    return type(exc)(code=exc.message.code, **params)
 
 
 def calibrate_box(empty: str, alphabet: str | None, name: str, ruleset: str,
@@ -93,7 +101,8 @@ def _saved(upload, field: str, folder: Path) -> Path:
     try:
         ext = check_header(data)
     except PhotoError as exc:
-        raise type(exc)(f"{PHOTOS[field]} {_sent_name(upload)}: {exc}") from None
+        raise type(exc)(code=f"{field}_photo_refused", name=_sent_name(upload),
+                        error=exc) from None
     path = folder / f"{field}.{ext}"
     path.write_bytes(data)
     return path

@@ -7,7 +7,7 @@ import re
 
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 
-from engine.board import shown
+from engine.board import cut, shown
 from engine.game import Game
 from engine.ruleset import installed_rulesets, ruleset_names
 from engine.words import MODES
@@ -51,8 +51,7 @@ def create():
     with db.write() as conn:
         limit = current_app.config["GAMES_PER_HOUR"]
         if store.games_since(conn, 60) >= limit:
-            raise TooMany(f"{limit} games were started in the last hour, the most this "
-                          "server takes: try again later")
+            raise TooMany(code="games_per_hour", limit=limit)
         token = store.create(conn, ruleset, name, names, target, word_check, profile)
     if wants_json():
         return jsonify({"token": token, "url": join_url(token)}), 201
@@ -80,6 +79,5 @@ def _target(text: str) -> int | None:
     if not text or text == "0":
         return None
     if not re.fullmatch(r"[0-9]{1,6}", text) or int(text) > MAX_TARGET:
-        raise BadInput(f"the target score must be a whole number up to {MAX_TARGET}, "
-                       f"not {shown(text)}")
+        raise BadInput(code="target_score", limit=MAX_TARGET, sent=cut(text))
     return int(text)

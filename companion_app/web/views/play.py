@@ -4,20 +4,29 @@ acting on a stale page gets 409 instead of scoring a turn twice."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from contextlib import contextmanager
 from pathlib import Path
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, current_app, jsonify, request
 
 from engine.board import Board, cell_name, parse_cell, shown
-from engine.errors import GameError
+from engine.errors import GameError, Message
 
-from .. import db, reading, store, uploads
+from .. import db, events, reading, store, uploads
 from ..answer import BadInput, done, form_int, wants_json
 from ..game_page import data_dir, load, render_page, state_json
+from ..i18n import gettext, ngettext
+from ..state import kept_note
 
 bp = Blueprint("play", __name__)
+
+
+@bp.get("/g/<token>/events")
+def events_of(token: str):
+    store.find(db.get_db(), token)
+    return events.stream(token)
 
 
 @bp.get("/g/<token>")
@@ -62,8 +71,8 @@ def photo(token: str):
         name = f"pending-{pid}.jpg"
         board = str(proposal.board)
         pending = store.Pending(pid, expected, board, board, bool(proposal.sure),
-                                list(proposal.alternatives), proposal.message, name,
-                                getattr(proposal, "blocked", None))
+                                list(proposal.alternatives), stored_message(proposal.message),
+                                name, stored_message(getattr(proposal, "blocked", None)))
         with db.write() as conn:
             fresh = store.find(conn, token)
             store.expect_turn(fresh, expected)
@@ -85,18 +94,24 @@ def shown_name(filename: str | None) -> str:
     return name if len(name) <= 60 else name[:57] + "…"
 
 
+def stored_message(message: Message | str | None) -> str | None:
+    """A proposal's note as kept with it: by code and parameters (JSON), or its text."""
+    if isinstance(message, Message):
+        return json.dumps(message.to_json(), ensure_ascii=False)
+    return message
+
+
 @bp.post("/g/<token>/confirm")
 def confirm(token: str):
     expected = form_int("turn")
     with _at_expected_turn(token) as (conn, record):
         pending = _pending(record)
         if pending.blocked:
-            raise GameError(f"{pending.blocked}: take the photo again")
+            raise GameError(code="photo_blocked", reason=kept_note(pending.blocked))
         game = store.build_game(record, data_dir())
         board = Board.parse(pending.board, game.ruleset)
         if board == game.board:
-            raise GameError("no new tiles in this photo: if the player passed or exchanged, "
-                            "say so with Pass")
+            raise GameError(code="no_new_tiles")
         turn = game.play(board, sure=pending.sure, alternatives=pending.alternatives)
         # a name of its own (not the turn's number alone): a turn undone and played again
         # gets a new photo under a new address, which no phone has cached
@@ -120,6 +135,7 @@ def alternative(token: str):
         for tile in pending.alternatives[index]["tiles"]:
             board.set(*parse_cell(tile["cell"]), tile["letter"])
         pending.board = str(board)
+        pending.sure = True             # the players chose it
         store.save_pending(conn, record, pending)
     return done(token, "#pending")
 
@@ -136,8 +152,10 @@ def discard(token: str):
 
 @bp.post("/g/<token>/cell")
 def cell(token: str):
-    """Correct one cell: a confirmed tile through the engine's fix (everything after it is
-    re-scored), otherwise the pending board; `symbol` lower case declares a star's letter."""
+    """Correct one cell: the pending board, or a confirmed tile through the engine's fix, which
+    re-scores every later turn and so is only done once the player has agreed (`agree=1`) to
+    the changes the answer lists; `symbol` lower case declares a star's letter. A move put
+    right by hand is no longer unsure."""
     expected = form_int("turn")
     name, symbol = request.form.get("cell", ""), request.form.get("symbol", "").strip()
     row, col = parse_cell(name)
@@ -148,12 +166,67 @@ def cell(token: str):
         symbol = _checked_symbol(symbol, game.ruleset.alphabet)
         placed = game.placed_turns().get((row, col))
         if placed is not None:
+            before = _scores(game)
             _fix_confirmed(conn, record, game, placed, (row, col), symbol)
+            changes = _changes(before, _scores(game), game)
+            if changes and request.form.get("agree") != "1":
+                raise AskFirst(placed, cell_name(row, col), changes)   # rolls the fix back
+            store.set_sure(conn, record, placed)
         elif record.pending is not None:
             _edit_pending(conn, record, (row, col), symbol)
         else:
-            raise GameError(f"no tile on {name.upper()} and no photo waiting to be confirmed")
+            raise GameError(code="no_tile_no_photo", cell=name.upper())
     return done(token, "#board")
+
+
+class AskFirst(Exception):
+    """A correction of a confirmed turn that changes scores, not yet agreed to."""
+
+    def __init__(self, number: int, cell: str, changes: list[str]):
+        super().__init__(cell)
+        self.number, self.cell, self.changes = number, cell, changes
+
+
+@bp.errorhandler(AskFirst)
+def ask_first(asked: AskFirst):
+    """409 with the question: what the correction will change; the same request with agree=1
+    makes it."""
+    question = gettext("Correct {cell} of turn {n}? This changes:", cell=asked.cell,
+                       n=asked.number)
+    if wants_json():
+        return jsonify({"ask": question, "changes": asked.changes, "status": 409}), 409
+    token = request.view_args["token"]
+    fields = {name: request.form.get(name, "") for name in ("turn", "cell", "symbol")}
+    return render_page(token, ask={"question": question, "changes": asked.changes,
+                                   "fields": fields}), 409
+
+
+def _scores(game) -> dict:
+    """What a correction can change: each turn's words and score, and the totals."""
+    return {"turns": [(t.number, t.player, [(w.word, w.score) for w in t.score.words],
+                       t.score.total) for t in game.turns], "totals": list(game.totals)}
+
+
+def _changes(before: dict, after: dict, game) -> list[str]:
+    """The changes a correction makes, as lines for the player to agree to."""
+    lines = []
+    for old, new in zip(before["turns"], after["turns"], strict=True):
+        if old != new:
+            number, player, words, score = new
+            lines.append(gettext("Turn {n} ({name}): {before} → {after}", n=number,
+                                 name=game.players[player],
+                                 before=_words_line(old[2], old[3]),
+                                 after=_words_line(words, score)))
+    if before["totals"] != after["totals"]:
+        lines.append(gettext("Score: {scores}", scores=", ".join(
+            f"{name} {old} → {new}" for name, old, new in
+            zip(game.players, before["totals"], after["totals"], strict=True) if old != new)))
+    return lines
+
+
+def _words_line(words: list[tuple[str, int]], score: int) -> str:
+    text = ", ".join(word.upper() for word, _ in words)
+    return f"{text} ({ngettext('{n} point', '{n} points', score)})"
 
 
 def _checked_symbol(symbol: str, alphabet) -> str:
@@ -165,7 +238,7 @@ def _checked_symbol(symbol: str, alphabet) -> str:
 
 def _fix_confirmed(conn, record, game, number: int, rc: tuple[int, int], symbol: str) -> None:
     if symbol == ".":
-        raise GameError(f"turn {number} placed that tile; to take it back, undo the turn")
+        raise GameError(code="placed_by_turn", number=number)
     old = game.board[rc]
     game.fix(number, cell_name(*rc), symbol)
     store.save_boards(conn, record, game)
@@ -181,6 +254,7 @@ def _edit_pending(conn, record, rc: tuple[int, int], symbol: str) -> None:
     board = Board.parse(record.pending.board)
     board.set(*rc, symbol)
     record.pending.board = str(board)
+    record.pending.sure = True          # a person has looked at it and put it right
     store.save_pending(conn, record, record.pending)
 
 
