@@ -10,6 +10,7 @@ and each tile becomes references of its letter.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from calibration.references import (
     model_hash,
     open_board,
 )
+from engine.board import cut
 from engine.errors import ProfileError
 from engine.ruleset import SIZE, Ruleset
 from vision import classifier
@@ -45,9 +47,14 @@ LAYOUT_ROUNDS = 3  # rounds of telling the box's kinds by their colours
 CENTRE = SIZE * SIZE // 2  # flat index of the centre cell
 
 
+def box_name(text: str) -> str:
+    """A box's name as typed, in one Unicode form (a phone may send `й` as и and a breve)."""
+    return unicodedata.normalize("NFC", (text or "").strip())
+
+
 def check_name(name: str) -> None:
     if not NAME.match(name or ""):
-        raise ProfileError(code="profile_name", name=name)
+        raise ProfileError(code="profile_name", name=cut(name))
 
 
 def read_empty(path, ruleset: Ruleset) -> dict:

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from calibration.box import Profile, check_layout, hex_colour, load_box
-from calibration.build import build, check_name
+from calibration.build import box_name, build, check_name
 from engine.errors import ProfileError, RulesetError
 from engine.files import folder_why
 from engine.ruleset import Ruleset, load_ruleset
@@ -29,12 +29,13 @@ __all__ = ["Profile", "ProfileError", "build_profile", "describe", "load_profile
 
 
 def profile_folder(name: str, data_dir) -> Path:
-    return Path(data_dir) / "profiles" / name
+    return Path(data_dir) / "profiles" / box_name(name)
 
 
 def build_profile(empty_photo, alphabet_photo, name: str, ruleset: str | Ruleset,
                   data_dir) -> Profile:
     """Calibrate one box from its photos and save the profile under `data_dir`."""
+    name = box_name(name)
     check_name(name)
     if isinstance(ruleset, str):
         try:
@@ -53,14 +54,16 @@ def build_profile(empty_photo, alphabet_photo, name: str, ruleset: str | Ruleset
 
 def load_profile(name: str, data_dir) -> Profile:
     """The saved profile NAME (ProfileError when unknown, corrupt or of another model)."""
+    name = box_name(name)
     check_name(name)
     folder = profile_folder(name, data_dir)
-    stamp = (folder / "refs.npz").stat().st_mtime_ns if (folder / "refs.npz").exists() else 0
+    stamp = tuple(path.stat().st_mtime_ns if path.exists() else 0   # a file edited: read again
+                  for path in (folder / "refs.npz", folder / "profile.json"))
     return _cached(str(folder.resolve()), name, stamp)
 
 
 @lru_cache(maxsize=8)
-def _cached(folder: str, name: str, stamp: int) -> Profile:
+def _cached(folder: str, name: str, stamp: tuple) -> Profile:
     return load_box(Path(folder), name)
 
 

@@ -47,6 +47,10 @@ FOREIGN_SHARE, MIN_JUDGED = 0.2, 5
 # at least this share of the old tiles (of MIN_JUDGED) and no more new ones than a rack holds;
 # its quarter turn must explain the old tiles by GLIMPSE_MARGIN nats better than any other.
 GLIMPSE_SEEN, GLIMPSE_MARGIN = 0.9, 10.0
+# A photo for the next turn that shows old tiles' cells plainly empty (each at least GONE_SURE,
+# at least GONE_MIN of them and GONE_SHARE of the old tiles) is an older photo or another
+# board: a hand or glare hides a tile, it does not show an empty square there.
+GONE_SURE, GONE_MIN, GONE_SHARE = 0.9, 3, 0.3
 
 
 @dataclass
@@ -60,6 +64,7 @@ class Proposal:
     rectified_jpeg: bytes
     message: str | Message | None = None
     reading: object = field(default=None, repr=False)
+    blocked: Message | None = None   # why this photo cannot be the next turn (not this board)
 
 
 def _profile(profile, data):
@@ -125,13 +130,17 @@ def propose_turn(game: Game, image_path, profile=None, data=None, past=None,
 
 def propose_image(game: Game, image: np.ndarray, profile=None,
                   memory: Memory | None = None) -> Proposal:
-    """propose_turn for a photo already decoded (benchmarks, tests)."""
+    """propose_turn for a photo already decoded (benchmarks, tests, the web app's workers)."""
     from vision.classifier import check_readable
 
     check_readable(game.ruleset)
     memory = memory or Memory(profile, game.ruleset.layout)
-    return _proposal(game, image, read_aligned(game, image, profile, memory.squares,
-                                               memory.letters))
+    reading = read_aligned(game, image, profile, memory.squares, memory.letters)
+    proposal = _proposal(game, image, reading)
+    proposal.blocked = not_this_board(game.board, reading) or tiles_gone(game.board, reading)
+    if proposal.blocked:
+        proposal.message = proposal.blocked
+    return proposal
 
 
 @dataclass
@@ -198,6 +207,19 @@ def _learn_turn(memory: Memory, game: Game, index: int, path, profile) -> None:
     except (EruditError, OSError):
         return
     memory.learn(before, reading, reading.probs, after)
+
+
+def tiles_gone(before: Board, reading) -> Message | None:
+    """Why a photo cannot show the board after the next turn, or None: it shows the cells of
+    tiles already down plainly empty (an older photo of this game, or another board)."""
+    tiles = list(before.tiles())
+    if not tiles or isinstance(reading, Unreadable):
+        return None
+    empty = reading.probs[..., reading.labels.index(EMPTY)]
+    gone = [(row, col) for row, col, _ in tiles if empty[row, col] >= GONE_SURE]
+    if len(gone) < min(GONE_MIN, len(tiles)) or len(gone) < GONE_SHARE * len(tiles):
+        return None
+    return Message("tiles_gone", cells=cell_names(gone))
 
 
 def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Proposal:

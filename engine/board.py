@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,11 +32,28 @@ def cell_names(cells) -> str:
     return ", ".join(cell_name(row, col) for row, col, *_ in cells)
 
 
+_CELL = re.compile(r"[A-Z][0-9]{1,2}\Z")   # ASCII digits only: int() takes '²' or '٣' too
+SHOWN_CHARS = 20  # of a bad value quoted in an error: enough to recognise it
+
+
+def shown(text: str) -> str:
+    """`text` quoted for an error line, cut short when long (a line, not a page of digits)."""
+    text = str(text)
+    return repr(text) if len(text) <= SHOWN_CHARS else repr(text[:SHOWN_CHARS]) + "…"
+
+
+def cut(text: str) -> str:
+    """`text` as an error's parameter: cut short when long, as `shown` does, but unquoted
+    (the message's own text quotes it)."""
+    text = str(text)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
+
+
 def parse_cell(name: str) -> tuple[int, int]:
     """(row, col) of a cell name such as `H8`."""
     name = name.strip().upper()
-    if len(name) < 2 or name[0] not in COLUMNS or not name[1:].isdigit():
-        raise BoardTextError(f"bad cell name {name!r} (expected a column A–O and a row 1–15)")
+    if not _CELL.match(name) or name[0] not in COLUMNS:
+        raise BoardTextError(f"bad cell name {shown(name)} (expected a column A–O and a row 1–15)")
     row = int(name[1:]) - 1
     if not 0 <= row < SIZE:
         raise BoardTextError(f"bad cell name {name!r} (row must be 1–15)")

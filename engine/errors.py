@@ -35,6 +35,8 @@ MESSAGES = {
     # a game (engine.game)
     "players_count": "a game has 2–4 players, not {count}",
     "player_unnamed": "player {number} has no name",
+    "player_control": "player {number}'s name holds a control character (a line break, a tab, "
+                      "NUL): use letters, digits and spaces",
     "game_won": "the game is over: {name} won; no more turns",
     "no_turn": "no turn {number} (the game has {count} turns)",
     # a photo (vision, companion_app)
@@ -48,6 +50,13 @@ MESSAGES = {
     "tile_shown": "the photo shows a tile at {cells} too: check the move",
     "foreign_board": "this photo does not show this game's board (tiles already down where "
                      "they were: {seen} of {tiles})",
+    "tiles_gone": "this photo shows no tile at {cells}, where tiles lie already: an older "
+                  "photo, or another board",
+    "photo_named": "{name}: {error}",
+    "too_large_to_read": "{name}: too large to read ({width}×{height} pixels; the limit is "
+                         "{limit} megapixels)",
+    "photo_cut_short": "{name}: the photo is incomplete (its image data stops early: the file "
+                       "was cut short in copying or sending)",
     # a box's calibration (calibration)
     "profile_name": "profile name '{name}': use letters, digits, '-', '_' or '.'",
     "unknown_profile": "unknown profile '{name}' (no {folder}); run erudit calibrate",
@@ -71,6 +80,26 @@ MESSAGES = {
     "another_site": "request from another site ({site}) refused",
     "placed_by_turn": "turn {number} placed that tile; to take it back, undo the turn",
     "no_tile_no_photo": "no tile on {cell} and no photo waiting to be confirmed",
+    "whole_number": "field '{field}' must be a whole number, not '{sent}'",
+    "host_refused": "request for host '{host}' refused: open the app at this computer's "
+                    "address or by the join link",
+    "photo_blocked": "{reason}: take the photo again",
+    "no_new_tiles": "no new tiles in this photo: if the player passed or exchanged, say so "
+                    "with Pass",
+    "photo_not_kept": "{name}: cannot keep the photo (JPEG encoding failed)",
+    "game_photo_busy": "a photo of this game is still being read: wait for its proposal",
+    "server_busy": "the server is busy reading other photos: send it again in a moment",
+    "photo_too_slow": "the photo took over {seconds} s to read; send it again",
+    "reader_stopped": "the photo reader stopped while reading this photo; send it again",
+    "game_photos_limit": "this game has {count} photos, the most one game keeps: confirm or "
+                         "correct the moves by hand from here",
+    "photo_space_used": "the server keeps no more photos (its space for photos is used up); the "
+                        "games can still be read and played by hand",
+    "disk_full_refused": "the server's disk is full: no new photos or games for now; the games "
+                         "can still be read",
+    "disk_full": "the server's disk is full: nothing was changed; the games can still be read",
+    "games_per_hour": "{limit} games were started in the last hour, the most this server takes: "
+                      "try again later",
 }
 
 

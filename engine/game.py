@@ -10,6 +10,7 @@ end-of-round rule, winner, corrections (undo, fix a letter and re-score), unseen
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -61,6 +62,9 @@ class Game:
         for number, name in enumerate(names, start=1):
             if not str(name).strip():
                 raise GameError(code="player_unnamed", number=number)
+            if any(unicodedata.category(ch).startswith("C") for ch in str(name)):
+                # a line break or NUL would split the scoreboard and the game record's lines
+                raise GameError(code="player_control", number=number)
         if len(set(names)) != len(names):  # the scoreboard and a record tell players by name
             raise GameError("two players have the same name")
         if target is not None and target <= 0:

@@ -237,3 +237,36 @@ def ruleset_names(data_dir: Path | None = None) -> list[str]:
         if folder.is_dir():
             names.update(p.stem for p in folder.glob("*.json"))
     return sorted(names, key=lambda n: (n != "erudit", n))
+
+
+def ruleset_dict(ruleset: Ruleset) -> dict:
+    """A ruleset as plain JSON data, its layout written out in full: what a game keeps, so that
+    later edits of the ruleset file or a box's calibration never re-score it.
+
+    >>> ruleset_from_dict(ruleset_dict(load_ruleset("erudit"))) == load_ruleset("erudit")
+    True
+    """
+    rs = ruleset
+    return {
+        "name": rs.name, "title": rs.title, "alphabet": "".join(rs.alphabet), "stars": rs.stars,
+        "rack": rs.rack, "bonus": rs.bonus, "star_scores_letter": rs.star_scores_letter,
+        "star_swap": rs.star_swap, "end": rs.end, "word_check": rs.word_check,
+        "star_look": rs.star_look, "source": rs.source,
+        "tiles": {le: [rs.counts[le], rs.values[le]] for le in rs.alphabet},
+        "layout": {"name": rs.layout.name, "rows": list(rs.layout.rows),
+                   "centre": rs.layout.centre},
+    }
+
+
+def ruleset_from_dict(data: dict, source: str = "stored ruleset") -> Ruleset:
+    """The ruleset ruleset_dict wrote, checked as a ruleset file is."""
+    if not isinstance(data, dict) or not isinstance(data.get("layout"), dict):
+        raise RulesetError(f"{source}: a ruleset with its layout written out is a JSON object")
+    grid = data["layout"]
+    rows, centre = grid.get("rows"), grid.get("centre", ".")
+    if not isinstance(rows, list) or not all(isinstance(r, str) for r in rows):
+        raise RulesetError(f"{source}: field 'layout': 'rows' must be a list of 15 lines")
+    text = f"centre: {centre}\n" + "\n".join(rows)
+    layout = parse_layout(text, name=str(grid.get("name", "layout")))
+    ruleset = parse_ruleset({**data, "layout": "erudit"}, source)
+    return ruleset.with_layout(layout)

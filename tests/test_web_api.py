@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import struct
 import threading
 
@@ -57,8 +58,11 @@ def test_photo_files_are_named_by_the_server(client, reader, app, tmp_path):
     game = new_game(client)
     play_photo(client, reader, game, TURN1)
     folder = tmp_path / "data" / "photos" / "1"
-    assert sorted(p.name for p in folder.iterdir()) == ["1-board.jpg", "1-thumb.jpg", "1.jpg"]
     move = state(client, game)["moves"][0]
+    stem = move["photo"]["photo"].split("v=")[1]
+    assert re.fullmatch(r"1-[0-9a-f]{12}", stem)
+    assert sorted(p.name for p in folder.iterdir()) == [f"{stem}-board.jpg", f"{stem}-thumb.jpg",
+                                                        f"{stem}.jpg"]
     for kind in ("photo", "board", "thumb"):
         response = client.get(move["photo"][kind])
         assert response.status_code == 200 and response.data[:2] == b"\xff\xd8"
@@ -82,7 +86,7 @@ def test_undo_takes_back_the_last_turn_and_its_photo(client, reader, tmp_path):
     play_photo(client, reader, game, TURN2)
     s = post(client, f"/g/{game}/undo", {"turn": 3}).get_json()
     assert [m["score"] for m in s["moves"]] == [5] and s["next_turn"] == 2
-    assert not (tmp_path / "data" / "photos" / "1" / "2.jpg").exists()
+    assert len(list((tmp_path / "data" / "photos" / "1").iterdir())) == 3   # turn 1's only
     s = play_photo(client, reader, game, TURN2)
     assert s["totals"] == [5, 6]
 
@@ -323,9 +327,12 @@ def test_an_upload_over_the_size_limit_is_refused(tmp_path, reader):
 
 def test_a_file_that_is_not_an_image_is_refused(client, reader, tmp_path):
     game = new_game(client)
-    for data in (b"%PDF-1.4 hello", jpeg_bytes()[:300], b"\x89PNG\r\n\x1a\n" + bytes(40)):
+    for data in (b"%PDF-1.4 hello", b"\x89PNG\r\n\x1a\n" + bytes(40)):
         response = upload(client, game, 1, data=data)
         assert response.status_code == 422 and "not a photo" in response.get_json()["error"]
+    response = upload(client, game, 1, data=jpeg_bytes()[:300])   # a header, then nothing
+    assert response.status_code == 422
+    assert response.get_json()["error"] == "board.jpg: not an image"
     heic = b"\0\0\0\x18ftypheic\0\0\0\0mif1heic" + bytes(500)
     response = upload(client, game, 1, data=heic)
     assert response.status_code == 422

@@ -101,7 +101,7 @@ def test_the_setup_page_refuses_bad_photos_and_fields(client, photos, fields, st
     assert answer.status_code == status
     assert re.match(message, answer.get_json()["error"]), answer.get_json()
     assert not profile_folder("box", tmp_path / "data").exists()
-    assert not [p for p in (tmp_path / "data").iterdir() if p.name.startswith("tmp")]
+    assert not [p for p in (tmp_path / "data").iterdir() if p.name.startswith(".tmp")]
 
 
 def test_a_calibrated_box_is_replaced_only_when_asked(client, photos):
@@ -128,3 +128,52 @@ def test_a_damaged_box_is_listed_as_damaged(client, photos, tmp_path):
     page = client.get("/boxes")
     assert page.status_code == 200 and "calibrate it again" in page.get_data(as_text=True)
     assert 'value="kitchen"' not in client.get("/").get_data(as_text=True)
+
+
+def test_a_game_keeps_the_layout_its_box_had_when_it_started(client, reader, photos, tmp_path):
+    from test_web_helpers import TURN1, new_game_with, play_photo, state
+
+    assert calibrate(client, empty=photos["empty"]).status_code == 201
+    game = new_game_with(client, profile="kitchen")
+    assert play_photo(client, reader, game, TURN1)["totals"] == [5, 0]   # К2 + О1 + Т2
+    meta_file = profile_folder("kitchen", tmp_path / "data") / "profile.json"
+    meta = json.loads(meta_file.read_text("utf-8"))
+    meta["layout"][7] = "......W" + meta["layout"][7][7:]   # the box calibrated again: G8 ×3 word
+    meta_file.write_text(json.dumps(meta, ensure_ascii=False), "utf-8")
+    assert state(client, game)["totals"] == [5, 0]
+    later = new_game_with(client, profile="kitchen")
+    assert play_photo(client, reader, later, TURN1)["totals"] == [15, 0]
+
+
+def test_a_box_named_in_any_script_is_calibrated_and_played(client, reader, photos, tmp_path):
+    from test_web_helpers import TURN1, new_game_with, play_photo
+
+    answer = calibrate(client, "кухня", empty=photos["empty"])
+    assert answer.status_code == 201 and answer.get_json()["name"] == "кухня"
+    assert calibrate(client, "чайная", empty=photos["empty"]).status_code == 201
+    decomposed = "чаи\u0306ная"                          # й typed as и and a breve: the same name
+    assert calibrate(client, decomposed, empty=photos["empty"]).status_code == 409
+    named = calibrate(client, "Кладовка_дачи", headers={"Accept": "text/html"},
+                      empty=photos["empty"])
+    assert named.status_code == 303
+    assert 'value="кухня"' in client.get("/").get_data(as_text=True)
+    game = new_game_with(client, profile="кухня")
+    assert play_photo(client, reader, game, TURN1)["profile"] == "кухня"
+    assert load_profile("кухня", tmp_path / "data").name == "кухня"
+
+
+def test_a_box_name_in_any_script_works_from_the_command_line(photos, tmp_path, capsys):
+    from companion_app.cli import main
+
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(photos["empty"])
+    data = str(tmp_path / "data")
+    assert main(["--data", data, "calibrate", "--empty", str(empty), "--name", "кухня"]) == 0
+    assert "profile кухня" in capsys.readouterr().out
+    assert main(["--data", data, "calibrate", "--empty", str(empty), "--name", "чайная"]) == 0
+    capsys.readouterr()
+    # й typed as и and a combining breve is the same box
+    assert main(["--data", data, "read", "--json", "--profile", "чаи\u0306ная", str(empty)]) == 0
+    assert json.loads(capsys.readouterr().out)["board"][7] == "." * 15
+    assert main(["--data", data, "read", "--json", "--profile", "столи\u0306", str(empty)]) == 2
+    assert "'столй'" in capsys.readouterr().err

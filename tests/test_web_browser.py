@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import cv2
@@ -39,19 +40,31 @@ TV = {"width": 1920, "height": 1080}
 pytestmark = pytest.mark.slow
 
 
+@contextmanager
+def serving(app):
+    """`app` served as `erudit serve` serves it (waitress) in a thread on 127.0.0.1; its base
+    URL. On leaving, the open event streams end first, as when the server stops."""
+    from companion_app.web import make_server
+    from companion_app.web.events import close_streams
+
+    server = make_server(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}"
+    finally:
+        close_streams(app)
+        server.close()
+        thread.join(timeout=10)
+
+
 @pytest.fixture
 def server(tmp_path):
-    """The app served by a real HTTP server in a thread on 127.0.0.1."""
-    from werkzeug.serving import make_server
-
+    """The app served by the production server in a thread on 127.0.0.1."""
     from companion_app.web import create_app
 
-    httpd = make_server("127.0.0.1", 0, create_app(tmp_path / "data"), threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
-    thread.join(timeout=10)
+    with serving(create_app(tmp_path / "data")) as url:
+        yield url
 
 
 @pytest.fixture
@@ -203,21 +216,12 @@ def test_a_box_calibrated_in_the_browser(server, phone, tmp_path):
 # -- the table's own matters, with a scripted reader (fast) ----------------------------------
 @pytest.fixture
 def table(tmp_path):
-    """(base URL, scripted reader) of the app served by a real threaded HTTP server."""
-    from werkzeug.serving import make_server
-
+    """(base URL, scripted reader) of the app served by the production server."""
     from companion_app.web import create_app
-    from companion_app.web.events import close_streams
 
     reader = ScriptedReader()
-    app = create_app(tmp_path / "data", {"PROPOSE_TURN": reader})
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_port}", reader
-    close_streams(app)
-    httpd.shutdown()
-    thread.join(timeout=10)
+    with serving(create_app(tmp_path / "data", {"PROPOSE_TURN": reader})) as url:
+        yield url, reader
 
 
 @pytest.fixture

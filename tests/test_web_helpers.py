@@ -83,7 +83,8 @@ def reader():
 def app(tmp_path, reader):
     from companion_app.web import create_app
 
-    return create_app(tmp_path / "data", {"TESTING": True, "PROPOSE_TURN": reader})
+    return create_app(tmp_path / "data", {"TESTING": True, "PROPOSE_TURN": reader,
+                                          "PHOTO_WORKERS": 0})
 
 
 @pytest.fixture
@@ -105,6 +106,14 @@ def new_game(client, players=("Аня", "Борис"), target="", word_check="wa
     token = csrf_of(client)
     form = {"csrf": token, "ruleset": ruleset, "player": list(players), "target": target,
             "word_check": word_check}
+    response = client.post("/games", data=form, headers={"Accept": "application/json"})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["token"]
+
+
+def new_game_with(client, **fields) -> str:
+    """A two-player game with other settings (a box's `profile`, a `ruleset`)."""
+    form = {"csrf": csrf_of(client), "player": ["Аня", "Борис"], **fields}
     response = client.post("/games", data=form, headers={"Accept": "application/json"})
     assert response.status_code == 201, response.get_json()
     return response.get_json()["token"]

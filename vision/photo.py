@@ -7,6 +7,7 @@
 
 import os
 import re
+import struct
 import sys
 import tempfile
 import threading
@@ -19,6 +20,10 @@ import numpy as np
 from engine.errors import Message, PhotoError
 
 MAX_PIXELS = 1 << 30  # OpenCV's default CV_IO_MAX_IMAGE_PIXELS: larger images are refused
+# Pixels a decode may hold (3 bytes each: 150 MB), checked from the header before decoding: a
+# small file can claim a huge picture (a 109 KB PNG of 30000×30000 took 5.4 GB). A JPEG is
+# decoded reduced from 12 MP up, so a 200 MP phone photo stays far under it.
+MAX_DECODED_PIXELS = 50_000_000
 REDUCED_DECODES = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2,
                    4: cv2.IMREAD_REDUCED_COLOR_4, 8: cv2.IMREAD_REDUCED_COLOR_8}
 
@@ -43,6 +48,7 @@ def _decoded(name: str, reduce: int, data: bytes) -> np.ndarray:
     photo than cv2.imread reading the file again (the same pixels, EXIF turn included)."""
     if not data:
         raise PhotoError(f"{name}: not an image (the file is empty)")
+    check_decoded_size(name, data, reduce)
     try:
         with decoder_messages() as messages:
             image = cv2.imdecode(np.frombuffer(data, np.uint8), REDUCED_DECODES[reduce])
@@ -56,6 +62,49 @@ def _decoded(name: str, reduce: int, data: bytes) -> np.ndarray:
     if damaged(messages):
         raise PhotoError(f"{name}: {DAMAGED}")
     return image
+
+
+def header_size(data: bytes) -> tuple[str, int, int] | None:
+    """(extension, width, height) from the header of a JPEG, PNG, WebP or BMP image, without
+    decoding it; None for other data (or a header cut short)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) >= 24 and data[12:16] == b"IHDR":
+        return ("png", *struct.unpack(">II", data[16:24]))
+    if data.startswith(b"\xff\xd8"):
+        size = frame_size(data)
+        return ("jpg", size[1], size[0]) if size else None
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        size = _webp_size(data)
+        return ("webp", *size) if size else None
+    if data[:2] == b"BM" and len(data) >= 26:
+        width, height = struct.unpack("<ii", data[18:26])
+        return "bmp", abs(width), abs(height)
+    return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    chunk = data[12:16]
+    if chunk == b"VP8X" and len(data) >= 30:
+        return int.from_bytes(data[24:27], "little") + 1, int.from_bytes(data[27:30], "little") + 1
+    if chunk == b"VP8L" and len(data) >= 25:
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8 " and len(data) >= 30:
+        width, height = struct.unpack("<HH", data[26:30])
+        return width & 0x3FFF, height & 0x3FFF
+    return None
+
+
+def check_decoded_size(name: str, data: bytes, reduce: int = 1) -> None:
+    """PhotoError when decoding `data` (reduced `reduce` times, which only a JPEG can be) would
+    hold more than MAX_DECODED_PIXELS, judged from its header alone."""
+    size = header_size(data)
+    if size is None:
+        return
+    kind, width, height = size
+    pixels = width * height / (reduce * reduce if kind == "jpg" else 1)
+    if pixels > MAX_DECODED_PIXELS:
+        raise PhotoError(code="too_large_to_read", name=name, width=width, height=height,
+                         limit=MAX_DECODED_PIXELS // 1_000_000)
 
 
 # A phone's other photo formats, which OpenCV's wheels do not decode: an ISO-BMFF file names
@@ -155,8 +204,7 @@ def _whole_file(name: str) -> bytes:
     except OSError:
         raise PhotoError(f"{name}: cannot open (permission denied)") from None
     if jpeg_cut_short(data):
-        raise PhotoError(f"{name}: the photo is incomplete (its image data stops early: the file "
-                         "was cut short in copying or sending)")
+        raise PhotoError(code="photo_cut_short", name=name)
     return data
 
 
@@ -186,7 +234,13 @@ def load_for_reading(path) -> tuple[np.ndarray, float]:
     factor from its pixels back to the photo's own. The size is taken from the JPEG header of
     the bytes read for the cut-short check, so a photo is decoded once."""
     name = os.fspath(path)
-    data = _whole_file(name)
+    return decode_for_reading(_whole_file(name), name)
+
+
+def decode_for_reading(data: bytes, name: str) -> tuple[np.ndarray, float]:
+    """load_for_reading for a photo's bytes already read (an upload), named `name` in errors."""
+    if jpeg_cut_short(data):
+        raise PhotoError(code="photo_cut_short", name=name)
     size = frame_size(data)
     if size is not None:
         factor = reduction(max(size))

@@ -2,7 +2,7 @@
 the reading, and keep the score together.
 
 >>> app = create_app("/tmp/erudit-data")      # SQLite and photos in that folder
->>> serve("0.0.0.0", 8000, "/tmp/erudit-data")  # what `erudit serve` runs
+>>> serve("0.0.0.0", 8000, "/tmp/erudit-data")  # what `erudit serve` runs (under waitress)
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import errno
 import os
 import secrets
 import socket
+import sys
+import weakref
 from pathlib import Path
 
 from flask import Flask
@@ -22,7 +24,7 @@ from engine.errors import EruditError
 from engine.files import folder_why
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
 
-from . import answer, db, events, guard, i18n
+from . import answer, db, events, guard, i18n, reading, store, uploads
 from .views import boxes, home, play, review, scoreboard
 
 MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
@@ -43,12 +45,24 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         PUBLIC_URL=None,          # base of the join link, when the server knows its LAN address
-        PROPOSE_TURN=None,        # photo → proposal hook; None: companion_app.photos.propose_turn
+        PROPOSE_TURN=None,        # photo → proposal hook (tests); None: the workers (reading.py)
+        ALLOWED_HOSTS=set(),      # names besides this machine's own and its IP addresses
+        PHOTO_WORKERS=2,          # processes reading phone photos; 0: in the request's thread
+        GAMES_PER_HOUR=60,        # new games taken in an hour (a club's evening starts a dozen)
+        GAME_PHOTO_LIMIT=uploads.GAME_PHOTO_LIMIT,   # photos one game keeps
+        PHOTO_DISK_LIMIT=uploads.PHOTO_DISK_LIMIT,   # bytes of all games' photos
+        DISK_RESERVE=uploads.DISK_RESERVE,           # free bytes never used for photos or games
     )
     if config:
         app.config.update(config)
+    extra = os.environ.get("ERUDIT_ALLOWED_HOSTS", "").replace(",", " ").split()
+    names = {*app.config["ALLOWED_HOSTS"], *extra}
+    app.config["ALLOWED_HOSTS"] = {n.lower() for n in names} | guard.own_names()
     app.json.ensure_ascii = False             # letters as letters in the JSON API
     db.init_db(folder / "games.sqlite3")
+    _tidy(folder)
+    keeper = db.keep_open(folder / "games.sqlite3")
+    weakref.finalize(app, keeper.close)
     app.teardown_appcontext(db.close_db)
     i18n.init_app(app)
     events.init_app(app)
@@ -65,6 +79,19 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
     for blueprint in (home.bp, play.bp, review.bp, boxes.bp, scoreboard.bp):
         app.register_blueprint(blueprint)
     return app
+
+
+def _tidy(folder: Path) -> None:
+    """Once at start: older games get their rules kept, and what a crash or a full disk left
+    half-written is deleted."""
+    conn = db.connect(folder / "games.sqlite3")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        store.keep_rules(conn, folder)
+        conn.execute("COMMIT")
+        uploads.sweep(folder, store.kept_photos(conn))
+    finally:
+        conn.close()
 
 
 def _secret_key(folder: Path) -> str:
@@ -147,26 +174,52 @@ def check_address(host: str, port: int) -> None:
                                                      f"({exc.strerror or exc})")) from None
 
 
-def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None = None) -> None:
-    """Run the app for the phones at the table until interrupted (threaded: one phone's photo
-    does not hold up another's page)."""
-    from werkzeug.serving import make_server
+# The server at the table: waitress reads requests without a thread (a slow or stalled
+# connection holds no thread) and hands a thread only a request read whole.
+# Requests answered at once: the pages' open event streams, and as many again for photos being
+# read and every other request.
+SERVER_THREADS = 2 * events.EVENT_STREAMS
+READ_TIMEOUT_S = 30        # a connection that sends nothing for this long is closed
+MAX_CONNECTIONS = 1000     # connections open at once (a table has a few phones)
 
+
+def make_server(app: Flask, host: str, port: int, read_timeout: float = READ_TIMEOUT_S):
+    """`app` behind a production WSGI server (waitress) listening on host:port (0: any free
+    port, see `.effective_port`); `.run()` serves until `.close()`."""
+    import logging
+
+    from waitress.server import create_server
+
+    # "task queue depth" warnings: requests waiting for a thread while photos are read
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    return create_server(app, host=host, port=port, threads=SERVER_THREADS,
+                         channel_timeout=read_timeout,
+                         cleanup_interval=max(1, min(30, int(read_timeout) // 2)),
+                         connection_limit=MAX_CONNECTIONS, asyncore_use_poll=True,
+                         max_request_body_size=MAX_UPLOAD + 1024 * 1024,
+                         ident="erudit", clear_untrusted_proxy_headers=True)
+
+
+def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None = None) -> None:
+    """Run the app for the phones at the table until interrupted."""
     config = {}
     address = lan_address() if host in ("0.0.0.0", "") else host
     if address:
         config["PUBLIC_URL"] = f"http://{address}:{port}"
     check_address(host, port)
     app = create_app(data_dir, config)
-    server = make_server(host, port, app, threaded=True)
+    server = make_server(app, host, port)
+    reading.LANES.start(app.config["PHOTO_WORKERS"])
     print(f"erudit: serving games from {app.config['DATA_DIR']}")
     where = config.get("PUBLIC_URL") or f"http://{host}:{port}"
     if host.startswith("127.") or host == "localhost":
         print(f"erudit: open {where}/ (this computer only; --host 0.0.0.0 lets phones in)")
     else:
         print(f"erudit: open {where}/ on a phone on the same network (Ctrl+C stops)")
+    sys.stdout.flush()
     try:
-        server.serve_forever()
+        server.run()
     finally:
-        events.close_streams(app)
-        server.server_close()
+        events.close_streams(app)   # open pages' streams end, so their threads are free
+        server.close()
+        reading.LANES.shutdown()

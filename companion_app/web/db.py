@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS games (
     target      INTEGER,
     word_check  TEXT NOT NULL,
     profile     TEXT,
-    ended       INTEGER NOT NULL DEFAULT 0
+    ended       INTEGER NOT NULL DEFAULT 0,
+    rules       TEXT                      -- JSON: the ruleset and layout the game started with
 );
 CREATE TABLE IF NOT EXISTS turns (
     game_id      INTEGER NOT NULL REFERENCES games(id) ON DELETE CASCADE,
@@ -50,9 +51,20 @@ CREATE TABLE IF NOT EXISTS pending (
     alternatives TEXT NOT NULL,
     message      TEXT,
     photo        TEXT NOT NULL,
-    created      TEXT NOT NULL DEFAULT (datetime('now'))
+    created      TEXT NOT NULL DEFAULT (datetime('now')),
+    blocked      TEXT                     -- why it cannot be confirmed (not this game's board)
 );
 """
+
+
+def keep_open(path: Path) -> sqlite3.Connection:
+    """A connection the app holds for its lifetime. SQLite deletes a database's WAL and
+    shared-memory files when its last connection closes, and every request's connection
+    would make them anew: on a full disk that fails, and even reading a game would. Held
+    open, they stay, so games can be read whatever the disk."""
+    conn = connect(path)
+    conn.execute("SELECT COUNT(*) FROM games").fetchone()   # opens the WAL and its index
+    return conn
 
 
 def database_path() -> Path:
@@ -75,6 +87,10 @@ def init_db(path: Path) -> None:
     try:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.executescript(SCHEMA)
+        for table, column in (("games", "rules"), ("pending", "blocked")):
+            columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            if column not in columns:  # a database made by an older version
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
     finally:
         conn.close()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import segno
 from flask import current_app, jsonify, render_template, request, url_for
 
+from engine.errors import RulesetError
 from engine.ruleset import load_ruleset
 
 from . import db, store
@@ -58,6 +59,9 @@ def _box_cells(record, game) -> int:
     """How many squares of the game's box differ from its ruleset's layout (0 without a box)."""
     if not record.profile:
         return 0
-    rules = load_ruleset(record.ruleset, data_dir()).layout.rows
+    try:
+        rules = load_ruleset(record.ruleset, data_dir()).layout.rows
+    except RulesetError:  # the ruleset's file is gone or broken: the game keeps its own copy
+        return 0
     return sum(mine != theirs for row, other in zip(game.ruleset.layout.rows, rules, strict=True)
                for mine, theirs in zip(row, other, strict=True))

@@ -57,12 +57,14 @@ def move_state(token: str, turn: Turn, photo: str | None) -> dict:
     move = report.turn_dict(turn)
     move["exchange"] = turn.exchange
     move["verdicts"] = [{"word": v.word, "ok": v.ok, "reason": v.reason} for v in turn.verdicts]
-    move["photo"] = _image_urls(token, str(turn.number)) if photo else None
+    move["photo"] = _image_urls(token, str(turn.number), photo) if photo else None
     return move
 
 
-def _image_urls(token: str, name: str) -> dict:
-    return {kind: url_for("review.image", token=token, name=name, kind=kind)
+def _image_urls(token: str, name: str, photo: str) -> dict:
+    """The addresses of a photo's pictures, each naming the stored file's version (`v`)."""
+    version = photo.rsplit(".", 1)[0]
+    return {kind: url_for("review.image", token=token, name=name, kind=kind, v=version)
             for kind in ("photo", "board", "thumb")}
 
 
@@ -86,8 +88,9 @@ def pending_state(token: str, pending: Pending | None, game: Game) -> dict | Non
         # the reader's note is about its reading: gone once the players put the move right
         "message": note(pending.message) if pending.board == pending.proposed else None,
         "corrected": pending.board != pending.proposed,
+        "blocked": note(pending.blocked),
         "move": move, "breakdown": words, "verdicts": verdicts, "error": error,
-        "photo": _image_urls(token, "pending-" + pending.pid),
+        "photo": _image_urls(token, "pending-" + pending.pid, pending.photo),
         "stars": stars,
         "doubtful": doubtful_cells(game.board, pending, new, stars),
         "readings": [reading(game, index, alternative)
@@ -151,13 +154,19 @@ def photo_marks(cells: list[str]) -> list[dict]:
     return marks
 
 
-def note(stored: str | None) -> str | None:
-    """A proposal's note (kept by code and parameters, or as text) in the page's language."""
+def kept_note(stored: str | None) -> Message | str | None:
+    """A proposal's note as it was kept: a Message (by code and parameters) or a text."""
     if not stored:
         return None
     if stored.startswith("{"):
-        return translate_error(Message.from_json(json.loads(stored)))
-    return translate_error(stored)
+        return Message.from_json(json.loads(stored))
+    return stored
+
+
+def note(stored: str | None) -> str | None:
+    """A proposal's note (kept by code and parameters, or as text) in the page's language."""
+    kept = kept_note(stored)
+    return None if kept is None else translate_error(kept)
 
 
 def preview(game: Game, board: Board) -> tuple[Turn | None, EruditError | None]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from engine.board import Board
 from engine.errors import EruditError, GameError, ProfileError
 from engine.game import Game
-from engine.ruleset import Ruleset, load_ruleset
+from engine.ruleset import Ruleset, load_ruleset, ruleset_dict, ruleset_from_dict
 
 TOKEN_BYTES = 16             # 128 random bits: a game's link cannot be guessed
 TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
@@ -43,6 +43,7 @@ class Pending:
     alternatives: list[dict]
     message: str | None
     photo: str
+    blocked: str | None = None     # why it cannot be confirmed: the photo is not of this board
 
 
 @dataclass
@@ -65,6 +66,7 @@ class Record:
     word_check: str
     profile: str | None
     ended: bool
+    rules: dict | None = None      # the ruleset and layout as the game started
     turns: list[TurnRow] = field(default_factory=list)
     pending: Pending | None = None
 
@@ -85,14 +87,34 @@ def ruleset_for(name: str, profile: str | None, data_dir: Path) -> Ruleset:
     return load_profile(profile, data_dir).apply_to(ruleset)
 
 
-def create(conn: sqlite3.Connection, ruleset: str, players: list[str], target: int | None,
-           word_check: str, profile: str | None) -> str:
+def create(conn: sqlite3.Connection, ruleset: Ruleset, name: str, players: list[str],
+           target: int | None, word_check: str, profile: str | None) -> str:
+    """A new game scored by `ruleset` (named `name`, with box `profile`'s layout applied) for
+    good: the rules are stored with the game, not looked up again."""
     token = secrets.token_urlsafe(TOKEN_BYTES)
     conn.execute(
-        "INSERT INTO games (token, ruleset, players, target, word_check, profile) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        (token, ruleset, json.dumps(players, ensure_ascii=False), target, word_check, profile))
+        "INSERT INTO games (token, ruleset, players, target, word_check, profile, rules) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (token, name, json.dumps(players, ensure_ascii=False), target, word_check, profile,
+         _rules_json(ruleset)))
     return token
+
+
+def _rules_json(ruleset: Ruleset) -> str:
+    return json.dumps(ruleset_dict(ruleset), ensure_ascii=False)
+
+
+def keep_rules(conn: sqlite3.Connection, data_dir: Path) -> None:
+    """Give every game stored without its rules (made by an older version) the rules it is
+    scored with now, so that from here on it keeps them; a game whose ruleset or box is gone
+    is left to say so when opened."""
+    rows = conn.execute("SELECT id, ruleset, profile FROM games WHERE rules IS NULL").fetchall()
+    for row in rows:
+        try:
+            ruleset = ruleset_for(row["ruleset"], row["profile"], data_dir)
+        except EruditError:
+            continue
+        conn.execute("UPDATE games SET rules = ? WHERE id = ?", (_rules_json(ruleset), row["id"]))
 
 
 def find(conn: sqlite3.Connection, token: str) -> Record:
@@ -103,7 +125,8 @@ def find(conn: sqlite3.Connection, token: str) -> Record:
     if row is None:
         raise NotFound("no such game")
     record = Record(row["id"], row["token"], row["ruleset"], json.loads(row["players"]),
-                    row["target"], row["word_check"], row["profile"], bool(row["ended"]))
+                    row["target"], row["word_check"], row["profile"], bool(row["ended"]),
+                    json.loads(row["rules"]) if row["rules"] else None)
     for t in conn.execute("SELECT * FROM turns WHERE game_id = ? ORDER BY number", (record.id,)):
         record.turns.append(TurnRow(t["number"], t["kind"], t["board"], bool(t["sure"]),
                                     json.loads(t["alternatives"]), t["photo"]))
@@ -111,13 +134,16 @@ def find(conn: sqlite3.Connection, token: str) -> Record:
     if p is not None:
         record.pending = Pending(p["pid"], p["number"], p["board"], p["proposed"],
                                  bool(p["sure"]), json.loads(p["alternatives"]), p["message"],
-                                 p["photo"])
+                                 p["photo"], p["blocked"])
     return record
 
 
 def build_game(record: Record, data_dir: Path) -> Game:
-    """The engine's game replayed from the stored inputs."""
-    ruleset = ruleset_for(record.ruleset, record.profile, data_dir)
+    """The engine's game replayed from the stored inputs, under the rules it started with."""
+    if record.rules is not None:
+        ruleset = ruleset_from_dict(record.rules, f"game {record.token[:8]}: its stored rules")
+    else:
+        ruleset = ruleset_for(record.ruleset, record.profile, data_dir)
     game = Game(ruleset, record.players, target=record.target, word_check=record.word_check)
     for turn in record.turns:
         if turn.kind == "play":
@@ -150,10 +176,30 @@ def add_turn(conn: sqlite3.Connection, record: Record, kind: str, board: str | N
 def save_pending(conn: sqlite3.Connection, record: Record, pending: Pending) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO pending (game_id, pid, number, board, proposed, sure, "
-        "alternatives, message, photo) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "alternatives, message, photo, blocked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (record.id, pending.pid, pending.number, pending.board, pending.proposed,
          int(pending.sure), json.dumps(pending.alternatives, ensure_ascii=False),
-         pending.message, pending.photo))
+         pending.message, pending.photo, pending.blocked))
+
+
+def photo_count(conn: sqlite3.Connection, record: Record) -> int:
+    """The photos the game keeps: its turns' and the one waiting to be confirmed."""
+    return sum(1 for turn in record.turns if turn.photo) + (record.pending is not None)
+
+
+def kept_photos(conn: sqlite3.Connection) -> dict[int, set[str]]:
+    """Every game's photo names (game id → names), as the database knows them."""
+    kept: dict[int, set[str]] = {}
+    for row in conn.execute("SELECT game_id, photo FROM turns WHERE photo IS NOT NULL "
+                            "UNION ALL SELECT game_id, photo FROM pending"):
+        kept.setdefault(row[0], set()).add(row[1])
+    return kept
+
+
+def games_since(conn: sqlite3.Connection, minutes: int) -> int:
+    """How many games were made in the last `minutes`."""
+    return conn.execute("SELECT COUNT(*) FROM games WHERE created > datetime('now', ?)",
+                        (f"-{int(minutes)} minutes",)).fetchone()[0]
 
 
 def drop_pending(conn: sqlite3.Connection, record: Record) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import struct
 from pathlib import Path
 
 import cv2
@@ -17,18 +16,16 @@ import numpy as np
 
 from engine.errors import PhotoError
 from vision.photo import (
-    DAMAGED,
     HEAD_BYTES,
-    damaged,
-    decoder_messages,
     foreign_format,
-    frame_size,
+    header_size,
     jpeg_cut_short,
     unopenable,
 )
 
 MAX_PIXELS = 50_000_000      # far above any phone camera (12–48 MP); bombs claim much more
 THUMB_PX = 240               # width of a history thumbnail
+TEMP_PREFIX = ".tmp-"        # files and folders being written; swept when the app starts
 
 
 class PhotoTooLarge(PhotoError):
@@ -37,43 +34,22 @@ class PhotoTooLarge(PhotoError):
 
 def image_size(data: bytes) -> tuple[str, int, int]:
     """(extension, width, height) from a JPEG, PNG or WebP header; PhotoError otherwise."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) >= 24 and data[12:16] == b"IHDR":
-        width, height = struct.unpack(">II", data[16:24])
-        return "png", width, height
+    size = header_size(data)
+    if size is not None and size[0] != "bmp":
+        return size
     if data.startswith(b"\xff\xd8"):
-        return ("jpg", *_jpeg_size(data))
+        raise PhotoError("not a photo (a damaged JPEG: no image size in its header)")
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return ("webp", *_webp_size(data))
+        raise PhotoError("not a photo (a damaged WebP image)")
     other = foreign_format(data[:HEAD_BYTES])
     if other:
         raise PhotoError(unopenable(other))
     raise PhotoError("not a photo (expected a JPEG, PNG or WebP image)")
 
 
-def _jpeg_size(data: bytes) -> tuple[int, int]:
-    size = frame_size(data)
-    if size is None:
-        raise PhotoError("not a photo (a damaged JPEG: no image size in its header)")
-    return size[1], size[0]
-
-
-def _webp_size(data: bytes) -> tuple[int, int]:
-    chunk = data[12:16]
-    if chunk == b"VP8X" and len(data) >= 30:
-        width = int.from_bytes(data[24:27], "little") + 1
-        height = int.from_bytes(data[27:30], "little") + 1
-        return width, height
-    if chunk == b"VP8L" and len(data) >= 25:
-        bits = int.from_bytes(data[21:25], "little")
-        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-    if chunk == b"VP8 " and len(data) >= 30:
-        width, height = struct.unpack("<HH", data[26:30])
-        return width & 0x3FFF, height & 0x3FFF
-    raise PhotoError("not a photo (a damaged WebP image)")
-
-
-def check_image(data: bytes) -> str:
-    """The photo's file extension once it is known to be a real, sanely sized image."""
+def check_header(data: bytes) -> str:
+    """The photo's file extension once its header shows a sanely sized image sent whole:
+    nothing is decoded here (that is the workers' part, see reading.py)."""
     if not data:
         raise PhotoError("no photo was sent (the file is empty)")
     ext, width, height = image_size(data)
@@ -82,36 +58,35 @@ def check_image(data: bytes) -> str:
     if width * height > MAX_PIXELS:
         raise PhotoTooLarge(code="pixels_claimed", width=width, height=height,
                             limit=MAX_PIXELS // 1_000_000)
-    # a JPEG cut short decodes without complaint (its missing part grey), so it is caught
-    # by its missing end marker; a reduced decode reads every compressed byte, so a corrupt
-    # file fails here, at an eighth of the cost of a full decode
+    # a JPEG cut short decodes without complaint (its missing part grey): its end marker tells
     if jpeg_cut_short(data):
         raise PhotoError("the photo is incomplete (its image data stops early): send it again")
-    try:
-        with decoder_messages() as messages:
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_REDUCED_GRAYSCALE_8)
-    except cv2.error:
-        image = None
-    if image is None:
-        raise PhotoError("not a photo (the image data cannot be decoded)")
-    if damaged(messages):
-        raise PhotoError(f"{DAMAGED}: send it again")
     return ext
 
 
 def game_folder(data_dir: Path, game_id: int) -> Path:
-    folder = Path(data_dir) / "photos" / str(int(game_id))
+    """The game's photo folder, made when missing (for writing)."""
+    folder = photo_folder(data_dir, game_id)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 
+def photo_folder(data_dir: Path, game_id: int) -> Path:
+    """The game's photo folder (for reading: nothing is written on a full disk)."""
+    return Path(data_dir) / "photos" / str(int(game_id))
+
+
 def write_temp(folder: Path, data: bytes, ext: str) -> Path:
     """Write `data` under a fresh hidden name in `folder`, flushed to disk."""
-    path = folder / f".tmp-{secrets.token_hex(8)}.{ext}"
-    with open(path, "wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
+    path = folder / f"{TEMP_PREFIX}{secrets.token_hex(8)}.{ext}"
+    try:
+        with open(path, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+    except BaseException:  # a full disk: no half-written file stays behind
+        path.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -147,3 +122,70 @@ def remove_all(folder: Path, photo: str | None) -> None:
         return
     for name in names(photo).values():
         (folder / name).unlink(missing_ok=True)
+
+
+# -- room on the disk -----------------------------------------------------------------------
+DISK_RESERVE = 256 * 1024 * 1024        # free space kept for the games' database and the system
+PHOTO_DISK_LIMIT = 4 * 1024 ** 3        # all games' photos together
+GAME_PHOTO_LIMIT = 300                  # a game's photos: 60 turns each photographed 5 times
+
+
+class DiskFull(PhotoError):
+    """No room for another photo; what is stored can still be read."""
+
+
+def check_room(data_dir: Path, game_photos: int, config) -> None:
+    """DiskFull unless one more photo fits: under the game's and all photos' caps, with the
+    disk's reserve left free."""
+    if game_photos >= config.get("GAME_PHOTO_LIMIT", GAME_PHOTO_LIMIT):
+        raise DiskFull(code="game_photos_limit", count=game_photos)
+    check_free(data_dir, config)
+    if photos_bytes(data_dir) >= config.get("PHOTO_DISK_LIMIT", PHOTO_DISK_LIMIT):
+        raise DiskFull(code="photo_space_used")
+
+
+def check_free(data_dir: Path, config) -> None:
+    """DiskFull when the data folder's disk is down to its reserve."""
+    import shutil
+
+    if shutil.disk_usage(data_dir).free < config.get("DISK_RESERVE", DISK_RESERVE):
+        raise DiskFull(code="disk_full_refused")
+
+
+def photos_bytes(data_dir: Path) -> int:
+    """Bytes of every stored photo file (each game's folder, one level deep)."""
+    total = 0
+    root = Path(data_dir) / "photos"
+    if not root.is_dir():
+        return 0
+    with os.scandir(root) as games:
+        for game in games:
+            if game.is_dir(follow_symlinks=False):
+                with os.scandir(game.path) as files:
+                    total += sum(f.stat(follow_symlinks=False).st_size for f in files
+                                 if f.is_file(follow_symlinks=False))
+    return total
+
+
+def sweep(data_dir: Path, kept: dict[int, set[str]]) -> list[Path]:
+    """Delete what a write cut short (a crash, a full disk) left in the data folder: temporary
+    files and folders, and photo files no game names (`kept`: game id → its photo names).
+    Returns what was deleted."""
+    import shutil
+
+    gone = []
+    root = Path(data_dir)
+    for path in root.glob(f"{TEMP_PREFIX}*"):
+        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        gone.append(path)
+    photos = root / "photos"
+    for folder in photos.iterdir() if photos.is_dir() else []:
+        if not folder.is_dir() or not folder.name.isdigit():
+            continue
+        wanted = {file for photo in kept.get(int(folder.name), ()) for file in
+                  names(photo).values()}
+        for path in folder.iterdir():
+            if path.is_file() and path.name not in wanted:
+                path.unlink(missing_ok=True)
+                gone.append(path)
+    return gone

@@ -6,16 +6,17 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from flask import Blueprint, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 
 from engine.errors import EruditError, PhotoError, ProfileError
 from engine.ruleset import PREMIUM_NAMES
 
+from .. import reading
 from ..answer import BadInput, Conflict, status_of, wants_json
 from ..game_page import data_dir
 from ..i18n import translate_error
 from ..state import layout_grid
-from ..uploads import check_image
+from ..uploads import TEMP_PREFIX, check_free, check_header
 from .home import installed_ruleset, ruleset_choices
 
 bp = Blueprint("boxes", __name__)
@@ -46,10 +47,10 @@ def calibrate():
 
 def _calibrated(form, files) -> dict:
     """Check the form, build and save the profile, and describe it."""
-    from calibration.build import check_name
-    from calibration.profile import build_profile, describe, profile_folder
+    from calibration.build import box_name, check_name
+    from calibration.profile import describe, profile_folder
 
-    name = form.get("name", "").strip()
+    name = box_name(form.get("name", ""))
     check_name(name)
     ruleset = installed_ruleset(form.get("ruleset", "erudit"))
     replace = form.get("replace") in ("1", "on", "true")
@@ -58,26 +59,47 @@ def _calibrated(form, files) -> dict:
     sent = {field: files[field] for field in PHOTOS if files.get(field) and files[field].filename}
     if "empty" not in sent:
         raise BadInput("no photo of the empty board (field 'empty')")
-    with tempfile.TemporaryDirectory(dir=data_dir()) as folder:
+    check_free(data_dir(), current_app.config)
+    with tempfile.TemporaryDirectory(dir=data_dir(), prefix=TEMP_PREFIX) as folder:
         paths = {field: _saved(upload, field, Path(folder)) for field, upload in sent.items()}
-        try:
-            profile = build_profile(paths["empty"], paths.get("alphabet"), name, ruleset,
-                                    data_dir())
-        except ProfileError as exc:  # name the photos as the player sent them
-            if exc.message is None:
-                raise
+        try:  # decoding and reading two photos: in the slow lane's worker, off this thread
+            meta = reading.run_job(current_app.config, "heavy", ("boxes", name), calibrate_box,
+                                   str(paths["empty"]), _str(paths.get("alphabet")), name,
+                                   ruleset, str(data_dir()))
+        except (ProfileError, PhotoError) as exc:  # name the photos as the player sent them
             names = {str(path): _sent_name(sent[field]) for field, path in paths.items()}
-            params = {key: names.get(str(value), value)
-                      for key, value in exc.message.params.items()}
-            raise ProfileError(code=exc.message.code, **params) from None
-    return describe(profile.meta())
+            raise _renamed(exc, names) from None
+    return describe(meta)
+
+
+def _renamed(exc: ProfileError | PhotoError, names: dict) -> EruditError:
+    """`exc` with the server's paths of the photos replaced by the names they were sent under."""
+    if exc.message is None:
+        text = str(exc)
+        for path, sent in names.items():
+            text = text.replace(path, sent)
+        return type(exc)(text)
+    params = {key: names.get(str(value), value) for key, value in exc.message.params.items()}
+    return type(exc)(code=exc.message.code, **params)
+
+
+def calibrate_box(empty: str, alphabet: str | None, name: str, ruleset: str,
+                  data: str) -> dict:
+    """build_profile in a worker process; the profile's description (plain data) back."""
+    from calibration.profile import build_profile
+
+    return build_profile(empty, alphabet, name, ruleset, data).meta()
+
+
+def _str(path: Path | None) -> str | None:
+    return str(path) if path is not None else None
 
 
 def _saved(upload, field: str, folder: Path) -> Path:
-    """The uploaded photo written to `folder`, once it is known to be a sane image."""
+    """The uploaded photo written to `folder`, once its header shows a sane image."""
     data = upload.read()
     try:
-        ext = check_image(data)
+        ext = check_header(data)
     except PhotoError as exc:
         raise type(exc)(code=f"{field}_photo_refused", name=_sent_name(upload),
                         error=exc) from None

@@ -7,16 +7,18 @@ from __future__ import annotations
 import json
 import secrets
 from contextlib import contextmanager
+from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
 
-from engine.board import Board, cell_name, parse_cell
+from engine.board import Board, cell_name, parse_cell, shown
 from engine.errors import GameError, Message
 
-from .. import db, events, store, uploads
+from .. import db, events, reading, store, uploads
 from ..answer import BadInput, done, form_int, wants_json
 from ..game_page import data_dir, load, render_page, state_json
 from ..i18n import gettext, ngettext
+from ..state import kept_note
 
 bp = Blueprint("play", __name__)
 
@@ -34,18 +36,11 @@ def page(token: str):
     return render_page(token)
 
 
-def proposer():
-    """The photo → proposed turn step: the app's own hook (tests) or the photo pipeline."""
-    hook = current_app.config.get("PROPOSE_TURN")
-    if hook is not None:
-        return hook
-    from companion_app.photos import propose_turn
-
-    return propose_turn
-
-
 @bp.post("/g/<token>/photo")
 def photo(token: str):
+    """A photo of the board after the next turn → its proposed move, waiting for a confirm.
+    The photo is decoded and read in a worker (reading.py); what is kept is the photo as
+    decoded, re-encoded, never the bytes as sent."""
     record, game = load(token)
     expected = form_int("turn")
     store.expect_turn(record, expected)
@@ -55,19 +50,29 @@ def photo(token: str):
     if upload is None:
         raise BadInput("no photo in the request (field 'photo')")
     data = upload.read()
-    ext = uploads.check_image(data)
+    uploads.check_header(data)
+    config = current_app.config
+    uploads.check_room(data_dir(), store.photo_count(db.get_db(), record), config)
+    hook = config.get("PROPOSE_TURN")   # a scripted reader (tests) reads the photo as kept
+    sent = shown_name(upload.filename)
+    kept = uploads.photo_folder(data_dir(), record.id)
+    past = [str(kept / turn.photo) if turn.photo else None for turn in record.turns]
+    result = reading.run_photo(config, (str(data_dir()), record.id), data, sent, game,
+                               record.profile, str(data_dir()), propose=hook is None, past=past)
+    del data
     folder = uploads.game_folder(data_dir(), record.id)
-    temps = [uploads.write_temp(folder, data, ext)]
+    temps = [uploads.write_temp(folder, result.photo_jpeg, "jpg")]
     try:
-        proposal = proposer()(game, str(temps[0]), profile=record.profile, data=str(data_dir()))
+        proposal = result.proposal or hook(game, str(temps[0]), profile=record.profile,
+                                           data=str(data_dir()))
         temps.append(uploads.write_temp(folder, proposal.rectified_jpeg, "jpg"))
         temps.append(uploads.write_temp(folder, uploads.thumbnail(proposal.rectified_jpeg), "jpg"))
         pid = secrets.token_hex(6)
-        name = f"pending-{pid}.{ext}"
+        name = f"pending-{pid}.jpg"
         board = str(proposal.board)
         pending = store.Pending(pid, expected, board, board, bool(proposal.sure),
                                 list(proposal.alternatives), stored_message(proposal.message),
-                                name)
+                                name, stored_message(getattr(proposal, "blocked", None)))
         with db.write() as conn:
             fresh = store.find(conn, token)
             store.expect_turn(fresh, expected)
@@ -83,6 +88,12 @@ def photo(token: str):
     return done(token, "#pending")
 
 
+def shown_name(filename: str | None) -> str:
+    """The name a photo was sent under, as errors name it (no folders, not too long)."""
+    name = Path(filename or "photo").name or "photo"
+    return name if len(name) <= 60 else name[:57] + "…"
+
+
 def stored_message(message: Message | str | None) -> str | None:
     """A proposal's note as kept with it: by code and parameters (JSON), or its text."""
     if isinstance(message, Message):
@@ -95,14 +106,20 @@ def confirm(token: str):
     expected = form_int("turn")
     with _at_expected_turn(token) as (conn, record):
         pending = _pending(record)
+        if pending.blocked:
+            raise GameError(code="photo_blocked", reason=kept_note(pending.blocked))
         game = store.build_game(record, data_dir())
         board = Board.parse(pending.board, game.ruleset)
+        if board == game.board:
+            raise GameError(code="no_new_tiles")
         turn = game.play(board, sure=pending.sure, alternatives=pending.alternatives)
+        # a name of its own (not the turn's number alone): a turn undone and played again
+        # gets a new photo under a new address, which no phone has cached
         ext = pending.photo.rsplit(".", 1)[1]
+        name = f"{expected}-{pending.pid}.{ext}"
         store.add_turn(conn, record, turn.kind, str(turn.board) if turn.kind == "play" else None,
-                       pending.sure, pending.alternatives, f"{expected}.{ext}")
-    uploads.rename_all(uploads.game_folder(data_dir(), record.id), pending.photo,
-                       f"{expected}.{ext}")
+                       pending.sure, pending.alternatives, name)
+    uploads.rename_all(uploads.game_folder(data_dir(), record.id), pending.photo, name)
     return done(token)
 
 
@@ -215,7 +232,8 @@ def _words_line(words: list[tuple[str, int]], score: int) -> str:
 def _checked_symbol(symbol: str, alphabet) -> str:
     if symbol in (".", "*") or (len(symbol) == 1 and symbol.upper() in alphabet):
         return symbol
-    raise BadInput(f"{symbol!r} is not a letter of this box (nor '*' for a star, '.' for empty)")
+    raise BadInput(f"{shown(symbol)} is not a letter of this box "
+                   "(nor '*' for a star, '.' for empty)")
 
 
 def _fix_confirmed(conn, record, game, number: int, rc: tuple[int, int], symbol: str) -> None:

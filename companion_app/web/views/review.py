@@ -18,6 +18,7 @@ from ..state import grid
 
 bp = Blueprint("review", __name__)
 
+PHOTO_CACHE_S = 7 * 24 * 3600  # a versioned photo address never shows another picture
 MAX_WORD = SIZE  # no word on the board is longer
 
 
@@ -69,10 +70,18 @@ def image(token: str, name: str, kind: str):
     if kind not in ("photo", "board", "thumb"):
         abort(404)
     photo = _photo_of(record, name)
-    if photo is None:
-        abort(404)
-    folder = uploads.game_folder(data_dir(), record.id)
-    response = send_from_directory(folder, uploads.names(photo)[kind], max_age=3600)
+    version = request.args.get("v")
+    if photo is None or version not in (None, photo.rsplit(".", 1)[0]):
+        abort(404)  # a turn undone since: its photo is gone, whatever now has its number
+    folder = uploads.photo_folder(data_dir(), record.id)
+    response = send_from_directory(folder, uploads.names(photo)[kind])
+    # a versioned address always shows the same picture; one without a version may change
+    response.cache_control.private = True
+    response.cache_control.public = False
+    if version:
+        response.cache_control.max_age = PHOTO_CACHE_S
+    else:
+        response.cache_control.no_cache = True
     if kind == "photo":
         response.mimetype = {"png": "image/png", "webp": "image/webp"}.get(
             photo.rsplit(".", 1)[1], "image/jpeg")
