@@ -391,13 +391,14 @@ def _nearest_median(values: np.ndarray, refs: np.ndarray, cells: np.ndarray) -> 
 def _called(log_probs: np.ndarray, empty_share: float,
             matrix: np.ndarray | None = None) -> np.ndarray:
     """Glyph log-probabilities with the empty cell moved to `empty_share`, the rest keeping
-    their ratio; with a label `matrix` (as for `masked`) glyphs of no label get none, so that
-    the share is the empty label's too."""
+    their ratio; with a label `matrix` (as for `masked`, the empty label first) glyphs of no
+    label, and the empty label's other glyphs, get none, so that the share is the empty
+    label's too."""
     empty = load_model().glyphs.index(EMPTY)
     p = np.exp(log_probs)
     p[:, empty] = 0
     if matrix is not None:
-        p[:, matrix.sum(axis=1) == 0] = 0
+        p[:, (matrix.sum(axis=1) == 0) | (matrix[:, 0] > 0)] = 0
     p *= (1 - empty_share) / np.maximum(p.sum(axis=1, keepdims=True), 1e-30)
     p[:, empty] = empty_share
     return np.log(np.maximum(p, 1e-30))
