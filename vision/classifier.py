@@ -78,14 +78,8 @@ def check_readable(ruleset, model: Model | None = None) -> None:
 
 
 def glyphs_of(label: str, stars: tuple[str, ...] = (STAR, BLANK)) -> tuple[str, ...]:
-    """The glyphs that count as a reading's label: '*' is a star and/or a blank tile. In a box
-    whose jokers print a star, a tile with nothing printed is none of its tiles: what looks
-    like one is a plain light square, so the blank glyph counts as the empty square."""
-    if label == STAR:
-        return stars
-    if label == EMPTY and BLANK not in stars:
-        return (EMPTY, BLANK)
-    return (glyph_of(label),)
+    """The glyphs that count as a reading's label: '*' is a star and/or a blank tile."""
+    return stars if label == STAR else (glyph_of(label),)
 
 
 def labels_for(alphabet) -> list[str]:

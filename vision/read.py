@@ -20,6 +20,7 @@ from vision.classifier import (
     BLANK,
     EMPTY,
     STAR,
+    TURNED,
     Model,
     check_readable,
     labels_for,
@@ -168,6 +169,9 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
                 embeddings, turns, matrix)
     if letters:
         log_probs = letters.adjust(log_probs, embeddings, model.glyphs, model.glyphs.index(EMPTY))
+    kinds = np.rot90(printed, -turns).reshape(-1)
+    if BLANK not in stars:
+        log_probs = unprinted(log_probs, crops, model.glyphs, kinds)
     general = None
     if profile is not None:
         general = masked(log_probs, matrix)
@@ -175,8 +179,8 @@ def read_grid(image: np.ndarray, location: Location, *, ruleset: str | Ruleset =
     probs = masked(log_probs, matrix)
     # tiles only the box's references see: checked against the board's squares too
     disputed = None if general is None else (general[:, 0] > SOME_EMPTY) & (probs[:, 0] < TILE)
-    kinds = np.rot90(printed, -turns).reshape(-1)
-    alike = empties_alike(crops, probs, kinds, disputed) | jokers_unlike_tiles(crops, probs)
+    alike = empties_alike(crops, probs, kinds, disputed) & ~jokers_like_tiles(crops, probs, kinds)
+    alike |= jokers_unlike_tiles(crops, probs)
     covered = tiles_unlike(crops, probs, kinds)
     if squares:  # a square's own look says more than its kind's or the tiles' look
         known = np.rot90(squares.seen > 0, -turns).reshape(-1)
@@ -329,6 +333,54 @@ def jokers_unlike_tiles(crops: np.ndarray, probs: np.ndarray) -> np.ndarray:
     off = np.linalg.norm(faces[jokers] - usual, axis=1)
     unlike[jokers] = off > max(FACE_SPREAD * spread, UNLIKE_COLOUR)
     return unlike
+
+
+def jokers_like_tiles(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray,
+                      jokers: np.ndarray | None = None) -> np.ndarray:
+    """Cells read as a joker (or the cells `jokers`) whose colour is much nearer the photo's
+    sure letter tiles' face than the clear squares of their kind: a star tile in a shadow,
+    which the squares' colour check must not call empty. Arguments as for empties_alike."""
+    best = probs.argmax(axis=1)
+    jokers = np.flatnonzero(best == 1) if jokers is None else jokers
+    tiles = np.flatnonzero((best >= 2) & (probs.max(axis=1) > CLEAR_EMPTY))
+    like = np.zeros(len(probs), bool)
+    if len(jokers) == 0 or len(tiles) < MIN_FACES:
+        return like
+    faces = _faces(_centre_lab(crops), np.arange(len(probs)))[:, 1:]
+    usual = np.median(faces[tiles], axis=0)
+    for kind in np.unique(kinds[jokers]):
+        clear = np.flatnonzero((kinds == kind) & (probs[:, 0] > CLEAR_EMPTY))
+        if len(clear) < MIN_ALIKE:
+            continue
+        square = np.median(faces[clear], axis=0)
+        cells = jokers[kinds[jokers] == kind]
+        to_tiles = np.linalg.norm(faces[cells] - usual, axis=1)
+        to_square = np.linalg.norm(faces[cells] - square, axis=1)
+        like[cells] = to_tiles < NEARER_TILES * to_square
+    return like
+
+
+def unprinted(log_probs: np.ndarray, crops: np.ndarray, glyphs, kinds: np.ndarray) -> np.ndarray:
+    """Glyph log-probabilities of a box whose jokers print a star, where a tile with nothing
+    printed is none of its tiles: what looks like one is a star tile whose star did not show,
+    where its colour is much nearer the photo's sure letter tiles' face than its kind's clear
+    squares, or else a plain light square. The blank glyph's share goes to the star or to the
+    empty square accordingly."""
+    blank, star, empty = (glyphs.index(g) for g in (BLANK, STAR, EMPTY))
+    cells = np.flatnonzero(np.exp(log_probs[:, blank]) > MIN_CANDIDATE)
+    if len(cells) == 0:
+        return log_probs
+    probs = np.exp(log_probs)
+    letter = np.array([g not in (EMPTY, STAR, BLANK, TURNED) for g in glyphs])
+    # the label order jokers_like_tiles reads: empty, joker, then the letters as one
+    labelled = np.column_stack([probs[:, empty], probs[:, star] + probs[:, blank],
+                                probs[:, letter]])
+    faced = jokers_like_tiles(crops, labelled, kinds, cells)[cells]
+    out = log_probs.copy()
+    into = np.where(faced, star, empty)
+    out[cells, into] = np.logaddexp(out[cells, into], out[cells, blank])
+    out[cells, blank] = np.log(1e-30)
+    return out
 
 
 def _usual_spread(looks: np.ndarray, clear: np.ndarray) -> tuple[np.ndarray, float]:
