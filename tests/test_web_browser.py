@@ -206,7 +206,7 @@ def test_a_box_calibrated_in_the_browser(server, phone, tmp_path):
     page.set_input_files('input[name="empty"]', str(photo(tmp_path, "empty", EMPTY, 1)))
     page.set_input_files('input[name="alphabet"]', str(photo(tmp_path, "abc", ALPHABET, 2)))
     page.click("button.primary")
-    page.wait_for_selector("#box-kitchen")
+    page.wait_for_selector("#box-kitchen", timeout=120_000)  # two photos read by both networks
     assert "раскладка совпадает с правилами" in page.inner_text("#box-kitchen")
     snap(page, "09-box-setup")
     page.goto(server + "/")
