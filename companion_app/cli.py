@@ -222,16 +222,20 @@ class _Progress:
         self.seen = max(self.seen, t)
         if self.live:
             whole = f" / {length:.0f}" if length else ""
-            sys.stderr.write(f"\rerudit: {self.path}: {t:.0f}{whole} s, {moves} moves ")
+            sys.stderr.write(f"\rerudit: {self.path}: {t:.0f}{whole} s, {_moves(moves)} ")
             sys.stderr.flush()
         elif moves > self.moves:
-            print(f"erudit: {self.path}: {t:.0f} s, {moves} moves", file=sys.stderr)
+            print(f"erudit: {self.path}: {t:.0f} s, {_moves(moves)}", file=sys.stderr)
         self.moves = moves
 
     def done(self, took: float, moves: int) -> None:
         end = "\n" if self.live else ""
         speed = f", {self.seen / took:.1f}× real time" if took > 0 and self.seen else ""
-        sys.stderr.write(f"{end}erudit: {self.path}: {moves} moves in {took:.1f} s{speed}\n")
+        sys.stderr.write(f"{end}erudit: {self.path}: {_moves(moves)} in {took:.1f} s{speed}\n")
+
+
+def _moves(count: int) -> str:
+    return f"{count} move" if count == 1 else f"{count} moves"
 
 
 def _input_kind(path: str) -> str:

@@ -39,6 +39,7 @@ from vision.motion import CHANGED, board_view, compare, distance, is_dark
 
 SETTLE = 2.0  # s the board stays still, with nothing over it, before its move is taken
 SEARCH_EVERY = 1.0  # s between searches for a board out of sight (a search costs a read's time)
+BROAD = 30  # grid cells changed at once, more than a hand covers: the camera may have moved
 SAME_PLACE = 0.3  # cells a grid found again may lie off the one watched and still be it
 CHECKS_PER_SECOND = 10.0  # frames of a video looked at each second; more show nothing new
 OUT_OF_SIGHT = "the camera does not see the board: the game waits"
@@ -98,9 +99,10 @@ class TurnTaker:
         self.previous = view
         if look.moving:
             self.moved_at = t
-        if look.gone or (look.covered and t - self.moved_at >= self.settle):
+        broad = look.gone or len(look.changed) > BROAD
+        if broad or (look.covered and t - self.moved_at >= self.settle):
             # unlike the board: the camera moved or lost it, or a hand rests on it
-            due = t - self.searched_at >= (SEARCH_EVERY if look.gone else 2 * self.settle)
+            due = t - self.searched_at >= (SEARCH_EVERY if broad else 2 * self.settle)
             searched = due and not look.moving
             if searched and self._moved(frame, t):
                 return self._resumed(index, t)

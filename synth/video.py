@@ -27,6 +27,7 @@ REACH, LAY, AWAY = 0.6, 0.3, 0.3  # s: a hand coming in, laying one tile, out of
 HOVER = 1.2  # s a hand hovers over the board without playing
 SHAKE = 0.6  # px: a camera on a stand trembles this much from frame to frame
 NOISE = 2.0  # grey levels of sensor noise
+NOISE_FIELDS = 5  # noise fields drawn once, one picked for each frame
 
 
 @dataclass
@@ -51,6 +52,7 @@ class _Scene:
         self.rng = np.random.default_rng(seed)
         self.renders: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.frames, self.offset, self.blind = 0, np.zeros(2), None
+        self.fields = None
 
     @property
     def time(self) -> float:
@@ -82,8 +84,17 @@ class _Scene:
         dx, dy = self.offset + self.rng.normal(0, SHAKE, 2)
         moved = cv2.warpAffine(frame, np.float32([[1, 0, dx], [0, 1, dy]]),
                                (frame.shape[1], frame.shape[0]), borderMode=cv2.BORDER_REFLECT)
-        noise = self.rng.normal(0, NOISE, moved.shape)
-        return np.clip(moved + noise, 0, 255).astype(np.uint8)
+        up, down = self._noise(moved.shape)[int(self.rng.integers(NOISE_FIELDS))]
+        return cv2.subtract(cv2.add(moved, up), down)
+
+    def _noise(self, shape):
+        """A few fields of sensor noise, as what it adds and what it takes away (saturating
+        adds of uint8 are far cheaper than fresh noise for every frame)."""
+        if self.fields is None:
+            fields = self.rng.normal(0, NOISE, (NOISE_FIELDS, *shape)).round()
+            self.fields = [(np.clip(f, 0, 255).astype(np.uint8),
+                             np.clip(-f, 0, 255).astype(np.uint8)) for f in fields]
+        return self.fields
 
 
 def _draw_arm(frame: np.ndarray, tip, base, width: float) -> None:
