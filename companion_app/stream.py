@@ -70,6 +70,7 @@ class TurnTaker:
         self.memory = Memory(profile, game.ruleset.layout)  # the box's looks, learnt as it goes
         self.evidence = Evidence()
         self.corners = None  # the grid's corners in the frame, board order once read
+        self.location = None  # where the grid was last found or read (vision.Location)
         self.reference = None  # the board last taken (or confirmed), as the cheap look sees it
         self.previous = None  # the frame before, as the cheap look sees it
         self.last_read = None  # the view last read that showed no move: not read again
@@ -91,7 +92,7 @@ class TurnTaker:
             location = self._search(frame, t) if t - self.searched_at >= SEARCH_EVERY else None
             if location is None:
                 return self._lost(index, t, OUT_OF_SIGHT)
-            self._watch_at(location.corners)
+            self._watch_at(location)
         view = board_view(frame, self.corners)
         if self.reference is None:
             self.reference, self.busy_at = view, t
@@ -139,7 +140,7 @@ class TurnTaker:
             return False
         if self.corners is not None and _same_place(self.corners, location.corners):
             return False
-        self._watch_at(location.corners)
+        self._watch_at(location)
         return True
 
     def _search(self, frame, t):
@@ -152,10 +153,11 @@ class TurnTaker:
         except PhotoError:
             return None
 
-    def _watch_at(self, corners) -> None:
+    def _watch_at(self, location) -> None:
         """Watch the board at `corners` (first sight, or the camera moved): compared anew,
         and read once still."""
-        self.corners, self.seen_board = np.float32(corners), True
+        self.corners, self.seen_board = np.float32(location.corners), True
+        self.location = location
         self.reference = self.previous = None
         self.recheck, self.last_read = True, None
 
@@ -178,11 +180,10 @@ class TurnTaker:
         game = self.game
         self.last_read = view
         try:
-            reading = read_aligned(game, frame, self.profile, self.memory.squares,
-                                   self.memory.letters if self.learn else None)
+            reading = self._reading(frame)
         except PhotoError as exc:
             return [Event("note", index, t, f"the board cannot be read: {exc}")]
-        if not_this_board(game.board, reading) or trust(game.board, reading) < DOUBTFUL:
+        if not _fits(game, reading):
             return []  # a hand or a shadow the cheap look missed: the next still frame tells
         probs = temper(reading.probs, trust(game.board, reading), reading.labels)
         proposal = propose_reading(game, frame, reading, probs)
@@ -202,12 +203,28 @@ class TurnTaker:
         self.evidence.revise(game, reading.labels)
         return [Event("move", index, t, proposal.message or "", turn)]
 
+    def _reading(self, frame):
+        """The frame read where its grid was last found (a third of the time of finding it
+        again); found again when that reading does not fit the tiles already down."""
+        letters = self.memory.letters if self.learn else None
+        if self.location is not None:
+            reading = read_aligned(self.game, frame, self.profile, self.memory.squares, letters,
+                                   self.location)
+            if _fits(self.game, reading):
+                return reading
+        return read_aligned(self.game, frame, self.profile, self.memory.squares, letters)
+
     def _confirmed(self, frame, reading) -> None:
         """The read board is the one the cheap look compares with from now on, in board
         order."""
-        self.corners = np.float32(reading.corners)
+        self.corners, self.location = np.float32(reading.corners), reading.location
         self.reference = self.previous = board_view(frame, self.corners)
         self.last_read = self.reference
+
+
+def _fits(game: Game, reading) -> bool:
+    """Whether a reading shows the game's board clearly enough to take a move from."""
+    return not not_this_board(game.board, reading) and trust(game.board, reading) >= DOUBTFUL
 
 
 def _same(view: np.ndarray, other: np.ndarray | None) -> bool:

@@ -74,7 +74,7 @@ class _Scene:
         for i in range(count):
             frame = image.copy()
             if hand is not None:
-                _draw_arm(frame, *hand((i + 1) / count))
+                draw_arm(frame, *hand((i + 1) / count))
             self.writer.write(self._filmed(frame))
             self.frames += 1
 
@@ -97,7 +97,7 @@ class _Scene:
         return self.fields
 
 
-def _draw_arm(frame: np.ndarray, tip, base, width: float) -> None:
+def draw_arm(frame: np.ndarray, tip, base, width: float) -> None:
     """A skin-coloured arm from `base` (past the photo's edge) to a hand at `tip`, and its
     shadow."""
     tip, base = np.float32(tip), np.float32(base)

@@ -31,7 +31,7 @@ MAX_NEW = 12  # grid cells changed beyond a rack and the shade a tile casts: som
 GONE_SHARE = 0.6  # share of all cells changed at once: the board is not where it was
 DARK = 25.0  # mean grey level of a frame below which the light is gone
 GAIN_LIMITS = (0.6, 1.7)  # a camera's own exposure drift, evened out before comparing
-DARK_SIDE = 64  # px: the frame's brightness is measured on a copy this small
+DARK_SIDE = 64  # px: the frame's brightness is measured on every n-th pixel, this many a side
 
 
 @dataclass
@@ -60,8 +60,8 @@ def board_view(frame: np.ndarray, corners) -> np.ndarray:
 
 def is_dark(frame: np.ndarray) -> bool:
     """Whether the light is gone: the whole frame far darker than any lit table."""
-    small = cv2.resize(frame, (DARK_SIDE, DARK_SIDE), interpolation=cv2.INTER_AREA)
-    return float(small.mean()) < DARK
+    step = max(1, max(frame.shape[:2]) // DARK_SIDE)
+    return float(frame[::step, ::step].mean()) < DARK
 
 
 def compare(view: np.ndarray, previous: np.ndarray | None, reference: np.ndarray) -> Look:
