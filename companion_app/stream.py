@@ -32,12 +32,18 @@ from companion_app.photos import (
     read_aligned,
     trust,
 )
+from engine.board import EMPTY
 from engine.errors import PhotoError
 from engine.game import Game, Turn
-from engine.infer import temper
+from engine.infer import combine_letters, temper
 from vision.motion import CHANGED, board_view, compare, distance, is_dark
+from vision.read import TILE
 
 SETTLE = 2.0  # s the board stays still, with nothing over it, before its move is taken
+# a board quiet this share of `settle` while differing from the last board taken shows a move
+# being laid: read then, its letters count for the move too (a letter hidden when it is taken)
+GLANCE = 0.25
+EARLIER = 3  # glances kept for the move being laid, the latest
 SEARCH_EVERY = 1.0  # s between searches for a board out of sight (a search costs a read's time)
 BROAD = 30  # grid cells changed at once, more than a hand covers: the camera may have moved
 SAME_PLACE = 0.3  # cells a grid found again may lie off the one watched and still be it
@@ -75,6 +81,8 @@ class TurnTaker:
         self.previous = None  # the frame before, as the cheap look sees it
         self.last_read = None  # the view last read that showed no move: not read again
         self.recheck = True  # the view was taken without a read: read it when still
+        self.earlier: list[np.ndarray] = []  # glances at the move being laid (probabilities)
+        self.glanced = None  # the view last glanced at
         self.busy_at = -math.inf  # when something last moved on or over the board
         self.searched_at = -math.inf
         self.moved_at = -math.inf  # when something last moved
@@ -113,7 +121,11 @@ class TurnTaker:
         events = self._resumed(index, t)
         if look.moving or (look.covered and not self.recheck):
             self.busy_at = t
-        if t - self.busy_at < self.settle:
+        quiet = t - self.busy_at
+        if GLANCE * self.settle <= quiet < self.settle and look.changed and not self.recheck \
+                and not _same(view, self.glanced):
+            self._glance(frame, view)
+        if quiet < self.settle:
             return events
         if (self.recheck or look.changed) and not _same(view, self.last_read):
             events += self._read(frame, view, index, t)
@@ -186,7 +198,8 @@ class TurnTaker:
         if not _fits(game, reading):
             return []  # a hand or a shadow the cheap look missed: the next still frame tells
         probs = temper(reading.probs, trust(game.board, reading), reading.labels)
-        proposal = propose_reading(game, frame, reading, probs)
+        proposal = propose_reading(game, frame, reading,
+                                   with_earlier(probs, self.earlier, reading.labels))
         self.straightened = proposal.rectified_jpeg
         self._confirmed(frame, reading)
         if proposal.board == game.board:
@@ -194,7 +207,7 @@ class TurnTaker:
                 self.recheck = False
                 return []
             return [Event("note", index, t, "the board changed, but not by a legal move")]
-        self.recheck = False
+        self.recheck, self.earlier, self.glanced = False, [], None
         before = game.board
         turn = game.play(proposal.board, sure=proposal.sure, alternatives=proposal.alternatives)
         if self.learn:
@@ -202,6 +215,17 @@ class TurnTaker:
         self.evidence.add(game, reading)
         self.evidence.revise(game, reading.labels)
         return [Event("move", index, t, proposal.message or "", turn)]
+
+    def _glance(self, frame, view) -> None:
+        """Read a frame of a move being laid, for its letters (no move is taken from it)."""
+        self.glanced = view
+        try:
+            reading = self._reading(frame)
+        except PhotoError:
+            return
+        if _fits(self.game, reading):
+            kept = temper(reading.probs, trust(self.game.board, reading), reading.labels)
+            self.earlier = [*self.earlier, kept][-EARLIER:]
 
     def _reading(self, frame):
         """The frame read where its grid was last found (a third of the time of finding it
@@ -220,6 +244,15 @@ class TurnTaker:
         self.corners, self.location = np.float32(reading.corners), reading.location
         self.reference = self.previous = board_view(frame, self.corners)
         self.last_read = self.reference
+
+
+def with_earlier(probs: np.ndarray, earlier: list[np.ndarray], labels: list[str]) -> np.ndarray:
+    """A still frame's probabilities (15, 15, K) with the letters earlier frames of the same
+    move showed counted too, on the cells where they showed a tile (the tile-or-empty odds
+    stay the still frame's): a letter a hand hid, or glare, at the end was seen before."""
+    empty = labels.index(EMPTY)
+    shown = [np.where((seen[..., empty] < TILE)[..., None], seen, 1.0) for seen in earlier]
+    return combine_letters([probs, *shown], labels)
 
 
 def _fits(game: Game, reading) -> bool:

@@ -141,3 +141,29 @@ def test_the_camera_s_exposure_drifting_changes_nothing():
     brighter = before * 1.3
     look = compare(brighter, before, before)
     assert not look.changed and not look.covered
+
+
+# -- the frames before a move ----------------------------------------------------------------
+def reading_of(cells: dict, labels: list[str]) -> np.ndarray:
+    """(15, 15, K) probabilities: every cell surely empty but `cells` ({(row, col): {symbol:
+    p}}, the rest of each spread over the other symbols)."""
+    probs = np.full((15, 15, len(labels)), 1e-4)
+    probs[..., labels.index(".")] = 1.0
+    for (row, col), shares in cells.items():
+        probs[row, col] = (1 - sum(shares.values())) / (len(labels) - len(shares))
+        for symbol, p in shares.items():
+            probs[row, col, labels.index(symbol)] = p
+    return probs / probs.sum(-1, keepdims=True)
+
+
+def test_a_letter_seen_before_the_move_was_taken_counts():
+    from companion_app.stream import with_earlier
+    from vision.classifier import labels_for
+
+    labels = labels_for(ERUDIT.alphabet)
+    still = reading_of({(7, 7): {"Р": 0.45, "Б": 0.45}, (7, 8): {"О": 0.9}}, labels)
+    earlier = reading_of({(7, 7): {"Р": 0.9}}, labels)   # before the hand put down О
+    probs = with_earlier(still, [earlier], labels)
+    assert probs[7, 7, labels.index("Р")] > 0.8
+    assert probs[7, 7, labels.index(".")] == pytest.approx(still[7, 7, labels.index(".")])
+    assert np.allclose(probs[7, 8], still[7, 8])      # shown empty before: as the still frame
