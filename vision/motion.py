@@ -18,11 +18,12 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.locate import CELLS, grid_homography
+from engine.ruleset import SIZE
+from vision.locate import grid_homography
 
 VIEW_CELL = 16  # px per cell in the straightened copy: enough for a cell's mean colour
 EDGE = 1  # cells of the board's edge watched around the grid: where a hand comes in
-SIDE = CELLS + 2 * EDGE
+SIDE = SIZE + 2 * EDGE
 CORE = slice(4, 12)  # the middle of each cell: its mean barely moves when the camera trembles
 SOFTEN = 2.0  # px of blur in the straightened copy: a letter's strokes move little in it
 MOVED = 20.0  # colour distance (0-255 BGR) of a cell between two frames: something moved
