@@ -131,6 +131,12 @@ class TurnTaker:
             events += self._read(frame, view, index, t)
         return events
 
+    def resync(self) -> None:
+        """The game changed outside the watcher (a turn undone or corrected): the board is
+        compared anew and read once still, and a move it shows is taken again."""
+        self.reference = self.previous = self.last_read = self.glanced = None
+        self.recheck, self.earlier = True, []
+
     def finish(self, frame: np.ndarray | None, t: float) -> list[Event]:
         """The stream ended (a video's last frame `frame`): its board is taken as it is
         when nothing is over it, however short it was still."""

@@ -41,6 +41,24 @@ def test_every_play_of_a_filmed_game_comes_out_exact(filmed):
         assert laid + SETTLE - 0.5 <= seen.t <= laid + SETTLE + 1.0
 
 
+def test_a_move_undone_is_taken_again_from_the_board_the_camera_sees(filmed):
+    game = Game(ERUDIT, filmed.players, word_check="off")
+    taker = TurnTaker(game)
+    capture = cv2.VideoCapture(filmed.path)
+    index, undone = 0, False
+    while True:
+        ok, frame = capture.read()
+        if not ok:
+            break
+        events = taker.feed(frame, index / filmed.fps)
+        if not undone and [e for e in events if e.kind == "move"]:
+            game.undo()           # a player takes the first move back: the board still shows it
+            taker.resync()
+            undone = True
+        index += 1
+    assert_exact(game, filmed)
+
+
 def test_replay_of_a_video_prints_progress_and_its_json(filmed, capsys):
     assert main(["replay", filmed.path, "--json"]) == 0
     out, err = capsys.readouterr()
