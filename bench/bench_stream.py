@@ -12,6 +12,8 @@ OpenCV in the same run.
 - latency: a filmed game at 1280×720 and 10 fps replayed as a live camera would feed it (each
   frame waits for the work on the one before): from the hand leaving the board to the move
   taken, in the video's seconds plus the wall time the read took;
+- replay: `erudit replay`'s work on such a game filmed as a phone saves it (30 fps, MPEG-4),
+  against the video's own length;
 - memory: the process's resident size while a TurnTaker watches a long stream (the last
   board of that game, a hand coming and going over it every few seconds).
 """
@@ -38,6 +40,7 @@ from synth.video import draw_arm, game_video
 
 FRAME = (1280, 720)
 FPS = 10.0
+PHONE_FPS = 30.0  # a phone's video
 DECODES = 10  # best of this many 12 MP decodes
 CHECKS = 300  # still frames timed for the cheap look
 READS = 5  # best of this many full reads
@@ -118,6 +121,21 @@ def latency(folder: Path) -> tuple[list[float], list[float], bool]:
     return [t - laid for t, laid in zip(taken, video.laid, strict=False)], reads, exact
 
 
+def replay_speed(folder: Path) -> tuple[float, float, bool]:
+    """(video seconds, wall seconds, every move exact) of `erudit replay`'s work on a filmed
+    game as a phone would save it: 1280×720, 30 frames a second, MPEG-4."""
+    from companion_app.stream import replay_video
+
+    video = game_video(str(folder / "phone.mp4"), load_ruleset("erudit"), seed=5, turns=3,
+                       size=FRAME, fps=PHONE_FPS)
+    game = Game(video.ruleset, video.players, word_check="off")
+    start = time.perf_counter()
+    replay_video(game, video.path)
+    took = time.perf_counter() - start
+    exact = [t.score.total for t in game.turns] == video.scores
+    return video.frames / video.fps, took, exact
+
+
 def memory(minutes: float) -> list[tuple[float, float]]:
     """(stream minutes, resident MB) every SAMPLE_EVERY seconds of a long watched stream."""
     board = ["." * 15] * 7 + ["...ГУЦУЛ......."] + ["." * 15] * 7
@@ -168,6 +186,9 @@ def main(argv=None) -> int:
         print(f"hand gone → move taken: {', '.join(f'{a:.2f}' for a in after)} s of video; "
               f"the read {', '.join(f'{r:.2f}' for r in reads)} s; worst {worst:.2f} s "
               f"(goal ≤ settle + 1 = {SETTLE + 1:.1f} s); moves exact: {exact}")
+        length, took, exact = replay_speed(Path(folder))
+        print(f"replay of a 1280×720 30 fps MPEG-4 video of {length:.0f} s: {took:.1f} s, "
+              f"{length / took:.1f}× real time; moves exact: {exact}")
     samples = memory(args.minutes)
     print("memory over the stream: " + ", ".join(f"{m:.0f} min {mb:.0f} MB" for m, mb in samples))
     growth = samples[-1][1] - samples[1][1] if len(samples) > 2 else 0.0

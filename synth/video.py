@@ -137,14 +137,15 @@ def game_video(path: str, ruleset: Ruleset, *, seed: int, turns: int, players: i
                style: str = "erudit-black", size=(960, 720), fps: float = 8.0,
                settle: float = 2.0, hover_every: int = 2, lost_after: int | None = None,
                lost_for: float = 4.0, blind: str = "dark", knock=(0, 0)) -> GameVideo:
-    """Film one synthetic game into `path` (an .avi, MJPG). After each move the board stays
-    still for `settle` + 2 s; before every `hover_every`-th move a hand hovers over the board
-    and leaves without playing. With `lost_after` the camera loses the board for `lost_for`
-    seconds after that move (`blind`: "dark", the light gone, or "away", the camera turned to
-    the table) and comes back moved by `knock` pixels."""
-    boards = [b for b in random_game(ruleset, turns, seed=seed, pass_rate=0.0, star_rate=0.0)]
+    """Film one synthetic game into `path` (MPEG-4 for an .mp4, else MJPG: an .avi). After
+    each move the board stays still for `settle` + 2 s; before every `hover_every`-th move a
+    hand hovers over the board and leaves without playing. With `lost_after` the camera loses
+    the board for `lost_for` seconds after that move (`blind`: "dark", the light gone, or
+    "away", the camera turned to the table) and comes back moved by `knock` pixels."""
+    boards = random_game(ruleset, turns, seed=seed, pass_rate=0.0, star_rate=0.0)
     width, height = size
-    writer = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*"MJPG"), fps, (width, height))
+    codec = "mp4v" if str(path).lower().endswith(".mp4") else "MJPG"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*codec), fps, (width, height))
     scene = _Scene(writer, seed, style, size, fps)
     video = GameVideo(ruleset, players, path, fps, 0, boards, [], [])
     board = Board()
