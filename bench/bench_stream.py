@@ -155,6 +155,7 @@ def memory(minutes: float) -> list[tuple[float, float]]:
             samples.append((t / 60, resident_mb()))
             next_sample += SAMPLE_EVERY
         t += 1 / FPS
+    samples.append((t / 60, resident_mb()))
     return samples
 
 
