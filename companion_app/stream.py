@@ -33,7 +33,7 @@ from companion_app.photos import (
     trust,
 )
 from engine.board import EMPTY
-from engine.errors import PhotoError
+from engine.errors import Message, PhotoError
 from engine.game import Game, Turn
 from engine.infer import combine_letters, temper
 from vision.motion import CHANGED, board_view, compare, distance, is_dark
@@ -48,8 +48,6 @@ SEARCH_EVERY = 1.0  # s between searches for a board out of sight (a search cost
 BROAD = 30  # grid cells changed at once, more than a hand covers: the camera may have moved
 SAME_PLACE = 0.3  # cells a grid found again may lie off the one watched and still be it
 CHECKS_PER_SECOND = 10.0  # frames of a video looked at each second; more show nothing new
-OUT_OF_SIGHT = "the camera does not see the board: the game waits"
-NO_LIGHT = "the camera sees no light: the game waits"
 
 
 @dataclass
@@ -60,8 +58,13 @@ class Event:
     kind: str  # "move" | "paused" | "resumed" | "note"
     frame: int
     t: float
-    note: str = ""
+    message: str | Message | None = None  # for the players (a Message a page can translate)
     turn: Turn | None = None
+
+    @property
+    def note(self) -> str:
+        """The message in English ("" for none)."""
+        return str(self.message) if self.message is not None else ""
 
 
 class TurnTaker:
@@ -86,7 +89,7 @@ class TurnTaker:
         self.busy_at = -math.inf  # when something last moved on or over the board
         self.searched_at = -math.inf
         self.moved_at = -math.inf  # when something last moved
-        self.paused: str | None = None
+        self.paused: Message | None = None
         self.seen_board = False
         self.frames = 0
         self.straightened = b""  # the last board read, straightened, as a JPEG a page can show
@@ -95,11 +98,11 @@ class TurnTaker:
         """Look at one frame (BGR) taken at `t` seconds; the events it brings."""
         index, self.frames = self.frames, self.frames + 1
         if is_dark(frame):
-            return self._lost(index, t, NO_LIGHT)
+            return self._lost(index, t, "camera_dark")
         if self.corners is None:
             location = self._search(frame, t) if t - self.searched_at >= SEARCH_EVERY else None
             if location is None:
-                return self._lost(index, t, OUT_OF_SIGHT)
+                return self._lost(index, t, "camera_lost")
             self._watch_at(location)
         view = board_view(frame, self.corners)
         if self.reference is None:
@@ -117,7 +120,7 @@ class TurnTaker:
                 return self._resumed(index, t)
             if look.gone:
                 self.busy_at = t
-                return self._lost(index, t, OUT_OF_SIGHT) if searched or self.paused else []
+                return self._lost(index, t, "camera_lost") if searched or self.paused else []
         events = self._resumed(index, t)
         if look.moving or (look.covered and not self.recheck):
             self.busy_at = t
@@ -179,19 +182,19 @@ class TurnTaker:
         self.reference = self.previous = None
         self.recheck, self.last_read = True, None
 
-    def _lost(self, index, t, note) -> list[Event]:
+    def _lost(self, index, t, code) -> list[Event]:
         self.previous = None
         self.busy_at = t
-        if self.paused == note:
+        if self.paused is not None and self.paused.code == code:
             return []
-        self.paused = note
-        return [Event("paused", index, t, note)]
+        self.paused = Message(code)
+        return [Event("paused", index, t, self.paused)]
 
     def _resumed(self, index, t) -> list[Event]:
         if self.paused is None:
             return []
         self.paused = None
-        return [Event("resumed", index, t, "the camera sees the board again")]
+        return [Event("resumed", index, t, Message("camera_back"))]
 
     def _read(self, frame, view, index, t) -> list[Event]:
         """The full read of a still frame that differs from the board last taken."""
@@ -200,7 +203,7 @@ class TurnTaker:
         try:
             reading = self._reading(frame)
         except PhotoError as exc:
-            return [Event("note", index, t, f"the board cannot be read: {exc}")]
+            return [Event("note", index, t, Message("board_unreadable", error=exc))]
         if not _fits(game, reading):
             return []  # a hand or a shadow the cheap look missed: the next still frame tells
         probs = temper(reading.probs, trust(game.board, reading), reading.labels)
@@ -212,7 +215,7 @@ class TurnTaker:
             if self.recheck:
                 self.recheck = False
                 return []
-            return [Event("note", index, t, "the board changed, but not by a legal move")]
+            return [Event("note", index, t, Message("not_a_move"))]
         self.recheck, self.earlier, self.glanced = False, [], None
         before = game.board
         turn = game.play(proposal.board, sure=proposal.sure, alternatives=proposal.alternatives)
@@ -220,7 +223,7 @@ class TurnTaker:
             self.memory.learn(before, reading, probs, game.board)
         self.evidence.add(game, reading)
         self.evidence.revise(game, reading.labels)
-        return [Event("move", index, t, proposal.message or "", turn)]
+        return [Event("move", index, t, proposal.message, turn)]
 
     def _glance(self, frame, view) -> None:
         """Read a frame of a move being laid, for its letters (no move is taken from it)."""
