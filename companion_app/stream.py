@@ -69,7 +69,8 @@ class Event:
 
 class TurnTaker:
     """Frames in, moves out, for one game. `feed` each frame with its time; `paused` holds
-    the note shown while the camera has lost the board (None while it watches)."""
+    what to show while the camera has lost the board (a Message; None while it watches),
+    `straightened` the board last read, seen from above (a JPEG)."""
 
     def __init__(self, game: Game, settle: float = SETTLE, profile=None, learn: bool = True):
         from vision.classifier import check_readable
@@ -111,16 +112,9 @@ class TurnTaker:
         self.previous = view
         if look.moving:
             self.moved_at = t
-        broad = look.gone or len(look.changed) > BROAD
-        if broad or (look.covered and t - self.moved_at >= self.settle):
-            # unlike the board: the camera moved or lost it, or a hand rests on it
-            due = t - self.searched_at >= (SEARCH_EVERY if broad else 2 * self.settle)
-            searched = due and not look.moving
-            if searched and self._moved(frame, t):
-                return self._resumed(index, t)
-            if look.gone:
-                self.busy_at = t
-                return self._lost(index, t, "camera_lost") if searched or self.paused else []
+        unlike = self._unlike(frame, look, index, t)
+        if unlike is not None:
+            return unlike
         events = self._resumed(index, t)
         if look.moving or (look.covered and not self.recheck):
             self.busy_at = t
@@ -128,11 +122,25 @@ class TurnTaker:
         if GLANCE * self.settle <= quiet < self.settle and look.changed and not self.recheck \
                 and not _same(view, self.glanced):
             self._glance(frame, view)
-        if quiet < self.settle:
-            return events
-        if (self.recheck or look.changed) and not _same(view, self.last_read):
+        if quiet >= self.settle and (self.recheck or look.changed) \
+                and not _same(view, self.last_read):
             events += self._read(frame, view, index, t)
         return events
+
+    def _unlike(self, frame, look, index, t) -> list[Event] | None:
+        """What a view unlike the board brings: the camera moved (the board is watched where
+        it is found now), the board lost, or a hand resting on it; None to go on looking."""
+        broad = look.gone or len(look.changed) > BROAD
+        if not broad and not (look.covered and t - self.moved_at >= self.settle):
+            return None
+        due = t - self.searched_at >= (SEARCH_EVERY if broad else 2 * self.settle)
+        searched = due and not look.moving
+        if searched and self._moved(frame, t):
+            return self._resumed(index, t)
+        if not look.gone:
+            return None
+        self.busy_at = t
+        return self._lost(index, t, "camera_lost") if searched or self.paused else []
 
     def resync(self) -> None:
         """The game changed outside the watcher (a turn undone or corrected): the board is
