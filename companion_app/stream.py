@@ -36,6 +36,7 @@ from engine.board import EMPTY
 from engine.errors import Message, PhotoError
 from engine.game import Game, Turn
 from engine.infer import combine_letters, temper
+from engine.ruleset import SIZE
 from vision.motion import CHANGED, board_view, compare, distance, is_dark
 from vision.read import TILE
 
@@ -183,7 +184,7 @@ class TurnTaker:
             return None
 
     def _watch_at(self, location) -> None:
-        """Watch the board at `corners` (first sight, or the camera moved): compared anew,
+        """Watch the board at `location` (first sight, or the camera moved): compared anew,
         and read once still."""
         self.corners, self.seen_board = np.float32(location.corners), True
         self.location = location
@@ -285,7 +286,7 @@ def _same_place(corners, found) -> bool:
     """Whether a grid found at `found` (image order) is the one watched at `corners` (any
     order of the same four), within SAME_PLACE of a cell."""
     found = np.float32(found)
-    cell = float(np.linalg.norm(found[1] - found[0])) / 15
+    cell = float(np.linalg.norm(found[1] - found[0])) / SIZE
     off = min(float(np.abs(np.roll(np.float32(corners), turn, axis=0) - found).max())
               for turn in range(4))
     return off <= SAME_PLACE * cell
@@ -353,7 +354,9 @@ def _watch(game, capture, path, taker: TurnTaker, progress) -> list[VideoMove]:
 
 
 def _note(moves: list[VideoMove], event: Event, fps: float) -> None:
+    """Where a move was read; what else the watcher saw (and a move's doubt) on stderr."""
     if event.kind == "move":
         moves.append(VideoMove(event.turn.number, round(event.t * fps), round(event.t, 3)))
-    else:
-        print(f"erudit: {event.t:.1f} s: {event.note}", file=sys.stderr)
+    if event.note:
+        turn = f"turn {event.turn.number}: " if event.turn is not None else ""
+        print(f"erudit: {event.t:.1f} s: {turn}{event.note}", file=sys.stderr)
