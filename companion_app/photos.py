@@ -76,15 +76,21 @@ def _profile(profile, data):
     return load_profile(profile, data_dir(data))
 
 
-def read_aligned(game: Game, image: np.ndarray, profile=None, squares=None, letters=None):
+def read_aligned(game: Game, image: np.ndarray, profile=None, squares=None, letters=None,
+                 location=None):
     """Read a photo and bring the reading into the game's frame. Photos may be taken from any
     side of the table and a grid may be found a few cells off: unless the reader's own upright
     already explains the old tiles well, the photo is read in all four turns, and the turn and
-    shift whose reading agrees best with the tiles already down wins."""
+    shift whose reading agrees best with the tiles already down wins. `location`: where the
+    grid is already known to lie (a camera that has not moved), else it is looked for."""
     from vision.read import read_board, read_grid
 
-    reading = read_board(image, ruleset=game.ruleset, profile=profile, squares=squares,
-                         letters=letters)
+    if location is None:
+        reading = read_board(image, ruleset=game.ruleset, profile=profile, squares=squares,
+                             letters=letters)
+    else:
+        reading = read_grid(image, location, ruleset=game.ruleset, profile=profile,
+                            squares=squares, letters=letters)
     if game.board.is_empty():
         return reading
     tiles = len(list(game.board.tiles()))

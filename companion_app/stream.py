@@ -30,6 +30,7 @@ from companion_app.photos import (
     not_this_board,
     propose_reading,
     read_aligned,
+    tiles_gone,
     trust,
 )
 from engine.board import EMPTY
@@ -274,8 +275,10 @@ def with_earlier(probs: np.ndarray, earlier: list[np.ndarray], labels: list[str]
 
 
 def _fits(game: Game, reading) -> bool:
-    """Whether a reading shows the game's board clearly enough to take a move from."""
-    return not not_this_board(game.board, reading) and trust(game.board, reading) >= DOUBTFUL
+    """Whether a reading shows the game's board clearly enough to take a move from: the tiles
+    already down where they were, none of them plainly gone, and the grid trusted."""
+    return (not not_this_board(game.board, reading) and not tiles_gone(game.board, reading)
+            and trust(game.board, reading) >= DOUBTFUL)
 
 
 def _same(view: np.ndarray, other: np.ndarray | None) -> bool:
