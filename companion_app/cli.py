@@ -14,6 +14,8 @@ from engine.errors import EruditError
 from engine.files import why
 from engine.ruleset import Ruleset, installed_rulesets, load_ruleset
 
+# videos OpenCV's VideoCapture opens (with the FFmpeg it ships with)
+VIDEO_SUFFIXES = {".mp4", ".mov", ".avi", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".wmv"}
 PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp", ".tif", ".tiff", ".heic"}
 
 
@@ -160,9 +162,13 @@ def cmd_replay(args) -> int:
         raise UsageError(f"--names gives {len(names)} players but --players says {args.players}")
     kinds = {_input_kind(p) for p in args.inputs}
     if len(kinds) > 1:
-        raise UsageError("replay takes photos, board texts (.txt) or one .gcg record, not a mix")
+        raise UsageError("replay takes photos, board texts (.txt), one .gcg record or one video, "
+                         "not a mix")
     kind = kinds.pop()
-    if kind == "gcg":
+    where = None
+    if kind == "video":
+        game, where = _replay_video(args, players)
+    elif kind == "gcg":
         game = _replay_gcg(args)
     else:
         ruleset = _ruleset(args)
@@ -176,10 +182,60 @@ def cmd_replay(args) -> int:
     if args.gcg:
         _write_gcg(game, args.gcg)
     if args.json:
-        _print_json(report.game_dict(game))
+        record = report.game_dict(game)
+        for move, seen in zip(record["moves"], where or [], strict=False):
+            move.update(frame=seen.frame, t=seen.t)
+        _print_json(record)
     else:
         print(report.scoreboard(game))
     return 0
+
+
+def _replay_video(args, players):
+    """A video of the whole game: the moves it shows, and where in it each was read."""
+    import time
+
+    from companion_app.stream import replay_video
+    from engine.game import Game
+
+    if len(args.inputs) != 1:
+        raise UsageError("replay takes one video at a time")
+    if args.settle <= 0:
+        raise UsageError(f"--settle is a time in seconds above 0, not {args.settle}")
+    game = Game(_ruleset(args), players, target=args.target, word_check=args.word_check)
+    start = time.perf_counter()
+    progress = _Progress(args.inputs[0])
+    where = replay_video(game, args.inputs[0], args.settle, profile=_box(args),
+                         progress=progress.show)
+    progress.done(time.perf_counter() - start, len(game.turns))
+    return game, where
+
+
+class _Progress:
+    """How far a video's replay has come, on the terminal: a line updated in place on a
+    terminal, else a line for each move taken and one at the end."""
+
+    def __init__(self, path: str):
+        self.path, self.live, self.moves, self.seen = path, sys.stderr.isatty(), 0, 0.0
+
+    def show(self, t: float, length: float, moves: int) -> None:
+        self.seen = max(self.seen, t)
+        if self.live:
+            whole = f" / {length:.0f}" if length else ""
+            sys.stderr.write(f"\rerudit: {self.path}: {t:.0f}{whole} s, {_moves(moves)} ")
+            sys.stderr.flush()
+        elif moves > self.moves:
+            print(f"erudit: {self.path}: {t:.0f} s, {_moves(moves)}", file=sys.stderr)
+        self.moves = moves
+
+    def done(self, took: float, moves: int) -> None:
+        end = "\n" if self.live else ""
+        speed = f", {self.seen / took:.1f}× real time" if took > 0 and self.seen else ""
+        sys.stderr.write(f"{end}erudit: {self.path}: {_moves(moves)} in {took:.1f} s{speed}\n")
+
+
+def _moves(count: int) -> str:
+    return f"{count} move" if count == 1 else f"{count} moves"
 
 
 def _input_kind(path: str) -> str:
@@ -190,7 +246,10 @@ def _input_kind(path: str) -> str:
         return "txt"
     if suffix in PHOTO_SUFFIXES:
         return "photo"
-    raise UsageError(f"{path}: not a photo, a board text (.txt) or a game record (.gcg)")
+    if suffix in VIDEO_SUFFIXES:
+        return "video"
+    raise UsageError(f"{path}: not a photo, a video, a board text (.txt) or a game record "
+                     "(.gcg)")
 
 
 def _replay_boards(game, paths: list[str]) -> None:
@@ -241,7 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_rulesets)
 
-    p = sub.add_parser("replay", help="score a game from photos, board texts or a GCG record")
+    p = sub.add_parser("replay",
+                       help="score a game from photos, a video, board texts or a GCG record")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.add_argument("--players", type=int, help="number of players (2–4), default 2")
     p.add_argument("--names", help="player names, comma-separated, in turn order")
@@ -250,6 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", type=int, help="target score that ends the game")
     p.add_argument("--word-check", default="warn", choices=("off", "warn", "strict"))
     p.add_argument("--gcg", metavar="OUT", help="also write the game as a GCG record")
+    p.add_argument("--settle", type=float, default=2.0, metavar="S",
+                   help="video: seconds the board stays still, nothing over it, before its "
+                        "move is taken (default 2.0)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_replay)
 

@@ -76,15 +76,21 @@ def _profile(profile, data):
     return load_profile(profile, data_dir(data))
 
 
-def read_aligned(game: Game, image: np.ndarray, profile=None, squares=None, letters=None):
+def read_aligned(game: Game, image: np.ndarray, profile=None, squares=None, letters=None,
+                 location=None):
     """Read a photo and bring the reading into the game's frame. Photos may be taken from any
     side of the table and a grid may be found a few cells off: unless the reader's own upright
     already explains the old tiles well, the photo is read in all four turns, and the turn and
-    shift whose reading agrees best with the tiles already down wins."""
+    shift whose reading agrees best with the tiles already down wins. `location`: where the
+    grid is already known to lie (a camera that has not moved), else it is looked for."""
     from vision.read import read_board, read_grid
 
-    reading = read_board(image, ruleset=game.ruleset, profile=profile, squares=squares,
-                         letters=letters)
+    if location is None:
+        reading = read_board(image, ruleset=game.ruleset, profile=profile, squares=squares,
+                             letters=letters)
+    else:
+        reading = read_grid(image, location, ruleset=game.ruleset, profile=profile,
+                            squares=squares, letters=letters)
     if game.board.is_empty():
         return reading
     tiles = len(list(game.board.tiles()))
@@ -136,7 +142,7 @@ def propose_image(game: Game, image: np.ndarray, profile=None,
     check_readable(game.ruleset)
     memory = memory or Memory(profile, game.ruleset.layout)
     reading = read_aligned(game, image, profile, memory.squares, memory.letters)
-    proposal = _proposal(game, image, reading)
+    proposal = propose_reading(game, image, reading)
     proposal.blocked = not_this_board(game.board, reading) or tiles_gone(game.board, reading)
     if proposal.blocked:
         proposal.message = proposal.blocked
@@ -222,8 +228,10 @@ def tiles_gone(before: Board, reading) -> Message | None:
     return Message("tiles_gone", cells=cell_names(gone))
 
 
-def _proposal(game: Game, image, reading, probs=None, later: tuple = ()) -> Proposal:
-    """`probs`: the reading's probabilities as far as they are trusted (default: as read)."""
+def propose_reading(game: Game, image, reading, probs=None, later: tuple = ()) -> Proposal:
+    """The move a reading already aligned to the game's frame shows, its photo `image`
+    shown straightened. `probs`: the reading's probabilities as far as they are trusted
+    (default: as read)."""
     before = game.board
     probs = reading.probs if probs is None else probs
     result = infer_move(before, probs, reading.labels, game.ruleset, game.placed_turns(), later)
@@ -324,7 +332,7 @@ def _replay(game: Game, sources: list, profile, load, learn: bool = True) -> Non
         if isinstance(window[0], Unreadable | Glimpse):
             _read_from_next(window, len(game.turns) + 1)
         probs = [temper(r.probs, trust(game.board, r), r.labels) for r in window]
-        proposal = _proposal(game, photos.image(index), window[0], probs[0], tuple(probs[1:]))
+        proposal = propose_reading(game, photos.image(index), window[0], probs[0], tuple(probs[1:]))
         before = game.board.copy()
         # two moves one photo shows: when either could have come first, so could this one
         sure = proposal.sure and not (stood_in is not None and either_order(

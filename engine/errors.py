@@ -57,6 +57,12 @@ MESSAGES = {
                          "{limit} megapixels)",
     "photo_cut_short": "{name}: the photo is incomplete (its image data stops early: the file "
                        "was cut short in copying or sending)",
+    # a camera watching the table (companion_app.stream)
+    "camera_dark": "the camera sees no light: the game waits",
+    "camera_lost": "the camera does not see the board: the game waits",
+    "camera_back": "the camera sees the board again",
+    "not_a_move": "the board changed, but not by a legal move",
+    "board_unreadable": "the board cannot be read: {error}",
     # a box's calibration (calibration)
     "profile_name": "profile name '{name}': use letters, digits, '-', '_' or '.'",
     "unknown_profile": "unknown profile '{name}' (no {folder}); run erudit calibrate",

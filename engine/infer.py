@@ -238,7 +238,7 @@ def infer_move(before: Board, probs: np.ndarray, labels: list[str], ruleset: Rul
     frame, are evidence too: tiles never leave the board, so a tile placed now shows there,
     and a tile that later photos do not show was never placed."""
     now, then = tile_weights(before, [probs, *later], labels)
-    probs = _combine([probs, *later], labels)
+    probs = combine_letters([probs, *later], labels)
     candidates: list[Candidate] = []
     for new, log_cells in best_placements(before, now, then):
         if not new:
@@ -308,7 +308,7 @@ def temper(probs: np.ndarray, trust: float, labels: list[str]) -> np.ndarray:
     return letters
 
 
-def _combine(readings: list[np.ndarray], labels: list[str]) -> np.ndarray:
+def combine_letters(readings: list[np.ndarray], labels: list[str]) -> np.ndarray:
     """Letter evidence of several photos of the same tiles (the empty class kept from the
     first): each photo's letter distribution, given a tile, multiplied together."""
     empty = labels.index(EMPTY)

@@ -287,20 +287,24 @@ def _tile_list(board):
     return [(r, k, board[r][k]) for r in range(SIZE) for k in range(SIZE) if board[r][k] != "."]
 
 
-def _draw_tiles(canvas, board, look: Look, c, m, cam_xy, cam_z, light, font, rng):
-    """Tiles with thickness seen from the camera, soft shadows, painted far-to-near."""
+def _draw_tiles(canvas, board, look: Look, c, m, cam_xy, cam_z, light, font, rng, scene=None):
+    """Tiles with thickness seen from the camera, soft shadows, painted far-to-near. With
+    `scene` (a seed) each tile's place and face come from the scene and its cell alone, and
+    `rng` is left untouched: a tile looks the same whatever else lies on the board."""
     tiles = _tile_list(board)
     if not tiles:
         return
     s = int(round(look.tile_size * c))
     h = look.tile_height * c
     base = _rounded_rect(s, s, look.tile_radius * s)
+    own = [rng if scene is None else np.random.default_rng([scene, r, k]) for r, k, _ in tiles]
     place = []
-    for r, k, ch in tiles:
-        centre = np.float32([m + (k + 0.5) * c, m + (r + 0.5) * c]) + rng.normal(0, 0.03 * c, 2)
-        place.append((centre.astype(np.float32), float(np.clip(rng.normal(0, 2.5), -8, 8)), ch))
+    for (r, k, ch), draw in zip(tiles, own, strict=True):
+        centre = np.float32([m + (k + 0.5) * c, m + (r + 0.5) * c]) + draw.normal(0, 0.03 * c, 2)
+        place.append((centre.astype(np.float32), float(np.clip(draw.normal(0, 2.5), -8, 8)), ch))
     _tile_shadows(canvas, place, base, h, light, c)
-    grain = _grain_texture(rng, 4 * s, look.tile_grain) if look.tile_grain > 0 else None
+    grain_rng = rng if scene is None else np.random.default_rng([scene, SIZE])
+    grain = _grain_texture(grain_rng, 4 * s, look.tile_grain) if look.tile_grain > 0 else None
     dist = [-float(np.linalg.norm(p[0] - cam_xy)) for p in place]
     faces: dict[str, tuple] = {}
     for i in np.argsort(dist):
@@ -310,9 +314,9 @@ def _draw_tiles(canvas, board, look: Look, c, m, cam_xy, cam_z, light, font, rng
         top = foot + top_shift
         hull = cv2.convexHull(np.concatenate([foot, top]).astype(np.float32))[:, 0]
         _fill(canvas, hull, look.tile_side)
-        key = ch if grain is None else f"{ch}{i}"
+        key = ch if grain is None and scene is None else f"{ch}{i}"
         if key not in faces:
-            faces[key] = _tile_face(ch, s, look, font, rng, grain)
+            faces[key] = _tile_face(ch, s, look, font, own[i], grain)
         _paste_rotated(canvas, *faces[key], centre + top_shift, angle)
 
 
@@ -577,13 +581,16 @@ def _pick_size(rng) -> tuple[int, int]:
 def render_photo(board, *, seed: int, style: str | None = None, layout: list[str] | None = None,
                  fonts: str = "train", size: tuple[int, int] | None = None, clutter: bool = True,
                  pose: str = "any", box_seed: int | None = None, variety: bool = False,
-                 fold: float = 0.0, quality: tuple[int, int] | None = None) -> Shot:
+                 fold: float = 0.0, quality: tuple[int, int] | None = None,
+                 scene: bool = False) -> Shot:
     """A synthetic phone photo of `board` (15 rows of board text) with exact ground truth.
 
     `box_seed` fixes the box (font and jittered look) apart from the photo, so several photos
     can show one physical box, as calibration needs; None draws the box from `seed` too.
     `variety` also draws a random GlyphStyle for the box (bolder, thinner, condensed or
     slanted letters, values closer or lower): training data only.
+    `scene` draws the tiles apart from the rest of the photo: photos of one board with the
+    same `seed` differ only where their tiles differ (the frames of a video of one game).
     `fold` turns the board's far half that many degrees up about the hinge along the middle of
     its centre row (row 8), as a folding board that does not lie flat shows it (negative:
     down, a ridge); `corners` then are the grid's true corners, of two planes.
@@ -624,7 +631,7 @@ def render_photo(board, *, seed: int, style: str | None = None, layout: list[str
     canvas, alpha, m = _board_canvas(look, layout, c, font, rng)
     light = rng.normal(0, 0.4, 2).astype(np.float32) + np.float32([0.3, 0.4])
     _draw_tiles(canvas, board, look, c, m, (cam.ground + m / c) * c, cam.height * c, light, font,
-                rng)
+                rng, seed if scene else None)
 
     img = table_background(rng, w, h)
     # canvas pixel centres are integers, so the grid's outer edge lies at m - 0.5

@@ -160,19 +160,19 @@ def test_a_proposal_from_a_photo_of_another_game_says_so(tmp_path):
 
 
 def test_a_proposal_names_a_tile_the_photo_shows_past_the_end_of_its_word():
-    from companion_app.photos import _proposal, read_aligned
+    from companion_app.photos import propose_reading, read_aligned
 
     photos = game_photos(ERUDIT, seed=9101, turns=3, players=2, style="erudit-black")
     game = Game(ERUDIT, 2, word_check="off")
     replay_images(game, photos.images[:2])
     reading = read_aligned(game, photos.images[2])   # КУВШИНКА down J1-J8: J1-J7 new
-    assert _proposal(game, photos.images[2], reading).sure
+    assert propose_reading(game, photos.images[2], reading).sure
     # below its last letter the photo shows a tile whose letter it cannot make out
     letters = [reading.labels.index(ch) for ch in "ЪЫЬЩЦЖЭЮФ"]
     reading.probs[8, 9] = 0.0
     reading.probs[8, 9, letters] = 0.89 / len(letters)
     reading.probs[8, 9, reading.labels.index(".")] = 0.11
-    proposal = _proposal(game, photos.images[2], reading)
+    proposal = propose_reading(game, photos.images[2], reading)
     assert same_tiles(proposal.board, photos.boards[2]) and not proposal.sure
     assert str(proposal.message) == "the photo shows a tile at J9 too: check the move"
 
