@@ -159,9 +159,10 @@ def test_profile_reads_the_box_well(box):
 
 
 def test_profile_tells_apart_letters_the_general_model_confuses(tmp_path):
-    """Box 12 (a condensed serif on violet tiles): zero-shot, its Щ and Ш are taken for each
-    other on casually taken boards (the serifs at Ш's foot look like Щ's tail), and a Ь for
-    Ъ; the box's own references tell them apart."""
+    """Box 12 (a condensed serif on violet tiles): the serifs at Ш's foot look like Щ's tail,
+    and a Ь like Ъ; with the box's own references none of them is taken for another, and the
+    profile reads no worse than the general model (which, since its fine-tuning, confuses
+    them on these boards no more either)."""
     for name, board, seed in (("empty", EMPTY, 500), ("abc", ALPHABET, 501)):
         shot = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=12,
                             clutter=False)
@@ -169,14 +170,18 @@ def test_profile_tells_apart_letters_the_general_model_confuses(tmp_path):
     profile = build_profile(tmp_path / "empty.png", tmp_path / "abc.png", "serif", "erudit",
                             tmp_path)
     plain = calibrated = 0
+    look_alikes = set("ЩШЪЬ")
     for seed in (9_500_002, 9_500_025):
         board = random_board(np.random.default_rng(seed), "".join(ERUDIT.alphabet))
         image = render_photo(board, seed=seed, style=NOVEL, fonts="heldout", box_seed=12).image
         label = board_label(board)
         plain += wrong_cells(read_board(image, ruleset=ERUDIT).board, label)
-        calibrated += wrong_cells(read_board(image, ruleset=profile.apply_to(ERUDIT),
-                                             profile=profile).board, label)
-    assert plain >= 2 and calibrated < plain
+        read = read_board(image, ruleset=profile.apply_to(ERUDIT), profile=profile).board
+        calibrated += wrong_cells(read, label)
+        assert not [(a, b) for want, got in zip(label, read, strict=True)
+                    for a, b in zip(want, got, strict=True)
+                    if a != b and {a, b} <= look_alikes]
+    assert calibrated <= plain
 
 
 @pytest.mark.parametrize("quarters", [1, 2, 3])
