@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -96,7 +97,9 @@ def decode_and_read(data: bytes, name: str, game, profile: str | None, data_dir:
 
 def _worker_start(nice: int) -> None:
     """Each worker as it starts: its priority, and the networks loaded (as `erudit read`
-    loads them), so that no phone's photo waits for that."""
+    loads them), so that no phone's photo waits for that. Ctrl+C at the terminal is the
+    server's to handle: the server stops its workers itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if nice:
         os.nice(nice)
     import cv2
