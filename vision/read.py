@@ -320,14 +320,11 @@ def jokers_unlike_tiles(crops: np.ndarray, probs: np.ndarray) -> np.ndarray:
     letter tile the photo shows surely: a box's jokers are its tiles, and a dark or coloured
     square that reads as a blank tile does not have their face. `probs` (N, K) with the
     empty label first and the joker second."""
-    best = probs.argmax(axis=1)
-    jokers = np.flatnonzero(best == 1)
-    tiles = np.flatnonzero((best >= 2) & (probs.max(axis=1) > CLEAR_EMPTY))
+    jokers, tiles = np.flatnonzero(probs.argmax(axis=1) == 1), _sure_letters(probs)
     unlike = np.zeros(len(probs), bool)
     if len(jokers) == 0 or len(tiles) < MIN_FACES:
         return unlike
-    # colour alone (Lab a, b): a shadow darkens a tile's face, it does not change its colour
-    faces = _faces(_centre_lab(crops), np.union1d(tiles, jokers))[:, 1:]
+    faces = _colours(crops, np.union1d(tiles, jokers))
     usual = np.median(faces[tiles], axis=0)
     spread = np.median(np.linalg.norm(faces[tiles] - usual, axis=1))
     off = np.linalg.norm(faces[jokers] - usual, axis=1)
@@ -340,13 +337,12 @@ def jokers_like_tiles(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray,
     """Cells read as a joker (or the cells `jokers`) whose colour is much nearer the photo's
     sure letter tiles' face than the clear squares of their kind: a star tile in a shadow,
     which the squares' colour check must not call empty. Arguments as for empties_alike."""
-    best = probs.argmax(axis=1)
-    jokers = np.flatnonzero(best == 1) if jokers is None else jokers
-    tiles = np.flatnonzero((best >= 2) & (probs.max(axis=1) > CLEAR_EMPTY))
+    jokers = np.flatnonzero(probs.argmax(axis=1) == 1) if jokers is None else jokers
+    tiles = _sure_letters(probs)
     like = np.zeros(len(probs), bool)
     if len(jokers) == 0 or len(tiles) < MIN_FACES:
         return like
-    faces = _faces(_centre_lab(crops), np.arange(len(probs)))[:, 1:]
+    faces = _colours(crops, np.arange(len(probs)))
     usual = np.median(faces[tiles], axis=0)
     for kind in np.unique(kinds[jokers]):
         clear = np.flatnonzero((kinds == kind) & (probs[:, 0] > CLEAR_EMPTY))
@@ -358,6 +354,18 @@ def jokers_like_tiles(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray,
         to_square = np.linalg.norm(faces[cells] - square, axis=1)
         like[cells] = to_tiles < NEARER_TILES * to_square
     return like
+
+
+def _sure_letters(probs: np.ndarray) -> np.ndarray:
+    """The cells surely read as a letter (label probabilities, the empty label and the joker
+    first): the photo's own examples of its box's tile face."""
+    return np.flatnonzero((probs.argmax(axis=1) >= 2) & (probs.max(axis=1) > CLEAR_EMPTY))
+
+
+def _colours(crops: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """(N, 2) Lab a, b of the faces of `cells` (zero elsewhere): colour alone, as a shadow
+    darkens a tile's face without changing its colour."""
+    return _faces(_centre_lab(crops), cells)[:, 1:]
 
 
 def unprinted(log_probs: np.ndarray, crops: np.ndarray, glyphs, kinds: np.ndarray) -> np.ndarray:
@@ -372,7 +380,7 @@ def unprinted(log_probs: np.ndarray, crops: np.ndarray, glyphs, kinds: np.ndarra
         return log_probs
     probs = np.exp(log_probs)
     letter = np.array([g not in (EMPTY, STAR, BLANK, TURNED) for g in glyphs])
-    # the label order jokers_like_tiles reads: empty, joker, then the letters as one
+    # the label order jokers_like_tiles reads: empty, joker, then each letter
     labelled = np.column_stack([probs[:, empty], probs[:, star] + probs[:, blank],
                                 probs[:, letter]])
     faced = jokers_like_tiles(crops, labelled, kinds, cells)[cells]
