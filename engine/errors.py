@@ -95,6 +95,13 @@ MESSAGES = {
     "photo_not_kept": "{name}: cannot keep the photo (JPEG encoding failed)",
     "game_photo_busy": "a photo of this game is still being read: wait for its proposal",
     "server_busy": "the server is busy reading other photos: send it again in a moment",
+    # a photo sent to the web app, judged by its header
+    "upload_damaged_jpeg": "not a photo (a damaged JPEG: no image size in its header)",
+    "upload_damaged_webp": "not a photo (a damaged WebP image)",
+    "upload_not_image": "not a photo (expected a JPEG, PNG or WebP image)",
+    "upload_empty": "no photo was sent (the file is empty)",
+    "upload_no_size": "not a photo (its header gives no size)",
+    "upload_cut_short": "the photo is incomplete (its image data stops early): send it again",
     "photo_too_slow": "the photo took over {seconds} s to read; send it again",
     "reader_stopped": "the photo reader stopped while reading this photo; send it again",
     "game_photos_limit": "this game has {count} photos, the most one game keeps: confirm or "

@@ -38,29 +38,29 @@ def image_size(data: bytes) -> tuple[str, int, int]:
     if size is not None and size[0] != "bmp":
         return size
     if data.startswith(b"\xff\xd8"):
-        raise PhotoError("not a photo (a damaged JPEG: no image size in its header)")
+        raise PhotoError(code="upload_damaged_jpeg")
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        raise PhotoError("not a photo (a damaged WebP image)")
+        raise PhotoError(code="upload_damaged_webp")
     other = foreign_format(data[:HEAD_BYTES])
     if other:
         raise PhotoError(unopenable(other))
-    raise PhotoError("not a photo (expected a JPEG, PNG or WebP image)")
+    raise PhotoError(code="upload_not_image")
 
 
 def check_header(data: bytes) -> str:
     """The photo's file extension once its header shows a sanely sized image sent whole:
     nothing is decoded here (that is the workers' part, see reading.py)."""
     if not data:
-        raise PhotoError("no photo was sent (the file is empty)")
+        raise PhotoError(code="upload_empty")
     ext, width, height = image_size(data)
     if width <= 0 or height <= 0:
-        raise PhotoError("not a photo (its header gives no size)")
+        raise PhotoError(code="upload_no_size")
     if width * height > MAX_PIXELS:
         raise PhotoTooLarge(code="pixels_claimed", width=width, height=height,
                             limit=MAX_PIXELS // 1_000_000)
     # a JPEG cut short decodes without complaint (its missing part grey): its end marker tells
     if jpeg_cut_short(data):
-        raise PhotoError("the photo is incomplete (its image data stops early): send it again")
+        raise PhotoError(code="upload_cut_short")
     return ext
 
 
