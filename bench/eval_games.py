@@ -30,9 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
 
-from engine.board import EMPTY, is_star, parse_cell  # noqa: E402
+from engine.board import Board, is_star, parse_cell  # noqa: E402
 from engine.game import Game  # noqa: E402
 from engine.ruleset import load_ruleset  # noqa: E402
 
@@ -96,26 +95,23 @@ def replay_report(game: Game, truth: dict) -> dict:
 
 
 def along_the_game(folder: Path, truth: dict, game: Game, profile) -> list[tuple[int, int]]:
-    """Per photo (right with the looks learnt so far, right with none): each photo read and
-    weighed against the squares as the game's taken boards left them empty before it."""
-    from companion_app.photos import CLEAR_EMPTY
+    """Per photo (right with what the game has learnt of its box so far, right with nothing
+    learnt): each photo read as the replay reads it, learning from the boards it took."""
+    from companion_app.photos import Memory
     from vision.read import read_photo
-    from vision.squares import SquareLooks
 
     boards = truth_boards(truth)
-    squares = profile.squares.copy() if profile is not None and profile.squares else SquareLooks()
+    memory = Memory(profile, game.ruleset.layout)
     rows = []
     for index, name in enumerate(truth["photos"]):
         plain = read_photo(folder / name, ruleset=truth["ruleset"], profile=profile)
         reading = read_photo(folder / name, ruleset=truth["ruleset"], profile=profile,
-                             squares=squares)
-        weighed = reading.probs
+                             squares=memory.squares, letters=memory.letters)
         rows.append((cells_right(reading.board, boards[index]),
                      cells_right(plain.board, boards[index])))
-        taken = game.turns[index].board if index < len(game.turns) else None
-        if taken is not None:
-            empty = np.array([[taken[r, c] == EMPTY for c in range(15)] for r in range(15)])
-            squares.learn(reading.looks, empty & (weighed[..., 0] > CLEAR_EMPTY))
+        if index < len(game.turns):
+            before = game.turns[index - 1].board if index else Board()
+            memory.learn(before, reading, reading.probs, game.turns[index].board)
     return rows
 
 

@@ -24,7 +24,7 @@ from engine.infer import (
     tile_fit,
     tiles_seen,
 )
-from vision.squares import SquareLooks, TileLooks
+from vision.squares import CLEAR, SquareLooks, TileLooks
 
 # Mean probability of the old tiles in a clear photo, and the least trust a photo keeps.
 CLEAR_READING, MIN_TRUST = 0.9, 0.2
@@ -32,8 +32,6 @@ CLEAR_READING, MIN_TRUST = 0.9, 0.2
 DOUBTFUL = 0.5
 # Mean log-likelihood per old tile above which the reader's own upright is trusted.
 CLEAR_TILE = float(np.log(0.7))
-# A cell read at least this surely empty, and empty on the board taken, shows its square's look.
-CLEAR_EMPTY = 0.9
 # Border kept around the grid in the rectified picture shown to players, in cells.
 RECTIFIED_MARGIN = 0.3
 # Evidence (in nats) by which later photos must outvote a tile's recorded letter to fix it.
@@ -369,7 +367,7 @@ def _still_empty(board: Board, probs: np.ndarray, labels: list[str]) -> np.ndarr
     """(15, 15) cells empty on the board taken and read clearly empty in its photo: what
     their squares look like empty."""
     empty = np.array([[board[row, col] == EMPTY for col in range(15)] for row in range(15)])
-    return empty & (probs[..., labels.index(EMPTY)] > CLEAR_EMPTY)
+    return empty & (probs[..., labels.index(EMPTY)] > CLEAR)
 
 
 @dataclass

@@ -21,8 +21,9 @@ from vision.cells import CROP
 
 PATCH = 5  # a square's look: the centre of its own square, shrunk to PATCH × PATCH Lab pixels
 _INNER = slice(CROP // 2 - 10, CROP // 2 + 10)  # 20 px: clear of a neighbour's shadow
-# cells the network reads as empty this surely, whose squares have a look, tell how the photo's
-# light differs from the references' and how far an empty square's look wanders (its noise)
+# cells read as empty this surely are clear: those whose squares have a look tell how the
+# photo's light differs from the references' and how far an empty square's look wanders (its
+# noise); those empty on the board a game took show their square's look
 CLEAR = 0.9
 MIN_CLEAR = 20  # fewer such cells tell nothing about a photo's light: its cells are not weighed
 NOISE_FLOOR = 2.0  # Lab units: JPEG and sensor noise of a still camera is never below this
