@@ -131,7 +131,7 @@ def cmd_demo(args) -> int:
 def cmd_serve(args) -> int:
     from companion_app.web import serve
 
-    serve(args.host, args.port, data_dir(args.data))
+    serve(args.host, args.port, data_dir(args.data), https=args.https)
     return 0
 
 
@@ -328,7 +328,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="the companion web app for phones at the table")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default all)")
-    p.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000)")
+    p.add_argument("--port", type=_port, default=8000,
+                   help="port to listen on (default 8000; 0: any free port)")
+    p.add_argument("--https", action="store_true",
+                   help="serve over https, with a certificate made for this computer on first "
+                        "use, so a phone's browser lets the page use its camera")
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("calibrate", help="teach the companion one particular box")
@@ -350,8 +354,8 @@ def _add_data_flag(p: argparse.ArgumentParser) -> None:
 
 
 def _port(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is a number from 1 to 65535, not {text!r}")
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {text!r}")
     return int(text)
 
 

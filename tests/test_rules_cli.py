@@ -211,7 +211,7 @@ def test_serve_says_why_it_cannot_listen(capsys, tmp_path):
     assert "--host 192.0.2.1: not an address of this machine" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["serve", "--port", "99999"])
-    assert "a port is a number from 1 to 65535, not '99999'" in capsys.readouterr().err
+    assert "a port is a number from 0 to 65535, not '99999'" in capsys.readouterr().err
 
 
 def test_a_data_folder_that_cannot_be_made_is_named(capsys, tmp_path):

@@ -11,6 +11,7 @@ import errno
 import os
 import secrets
 import socket
+import ssl
 import sys
 import weakref
 from pathlib import Path
@@ -24,7 +25,8 @@ from engine.errors import EruditError
 from engine.files import folder_why
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
 
-from . import answer, db, events, guard, i18n, reading, store, uploads
+from . import answer, db, events, guard, i18n, reading, store, tls_front, uploads
+from .certificate import Certificate, certificate
 from .views import boxes, home, play, review, scoreboard
 
 MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
@@ -183,39 +185,51 @@ READ_TIMEOUT_S = 30        # a connection that sends nothing for this long is cl
 MAX_CONNECTIONS = 1000     # connections open at once (a table has a few phones)
 
 
-def make_server(app: Flask, host: str, port: int, read_timeout: float = READ_TIMEOUT_S):
+def make_server(app: Flask, host: str, port: int, read_timeout: float = READ_TIMEOUT_S,
+                tls: ssl.SSLContext | None = None):
     """`app` behind a production WSGI server (waitress) listening on host:port (0: any free
-    port, see `.effective_port`); `.run()` serves until `.close()`."""
+    port, see `.effective_port`); `.run()` serves until `.close()`. With `tls`, https: TLS
+    ends in front (tls_front.py) and waitress listens behind it on 127.0.0.1."""
     import logging
 
     from waitress.server import create_server
 
     # "task queue depth" warnings: requests waiting for a thread while photos are read
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    return create_server(app, host=host, port=port, threads=SERVER_THREADS,
-                         channel_timeout=read_timeout,
-                         cleanup_interval=max(1, min(30, int(read_timeout) // 2)),
-                         connection_limit=MAX_CONNECTIONS, asyncore_use_poll=True,
-                         max_request_body_size=MAX_UPLOAD + 1024 * 1024,
-                         ident="erudit", clear_untrusted_proxy_headers=True)
+    server = create_server(app, host="127.0.0.1" if tls else host, port=0 if tls else port,
+                           threads=SERVER_THREADS, channel_timeout=read_timeout,
+                           cleanup_interval=max(1, min(30, int(read_timeout) // 2)),
+                           connection_limit=MAX_CONNECTIONS, asyncore_use_poll=True,
+                           max_request_body_size=MAX_UPLOAD + 1024 * 1024,
+                           url_scheme="https" if tls else "http",
+                           ident="erudit", clear_untrusted_proxy_headers=True)
+    if tls is None:
+        return server
+    app.config["SESSION_COOKIE_SECURE"] = True   # a session made over https stays there
+    front = tls_front.TlsFront(host, port, server.effective_port, tls, read_timeout,
+                               MAX_CONNECTIONS)
+    return tls_front.Behind(server, front)
 
 
-def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None = None) -> None:
-    """Run the app for the phones at the table until interrupted."""
-    config = {}
+def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None = None,
+          https: bool = False) -> None:
+    """Run the app for the phones at the table until interrupted; `https`: with a certificate
+    made for this machine, as a phone's browser needs to let a page use its camera."""
     address = lan_address() if host in ("0.0.0.0", "") else host
-    if address:
-        config["PUBLIC_URL"] = f"http://{address}:{port}"
     check_address(host, port)
-    app = create_app(data_dir, config)
-    server = make_server(app, host, port)
+    app = create_app(data_dir)
+    made = certificate(app.config["DATA_DIR"], address) if https else None
+    server = make_server(app, host, port, tls=made and made.context())
+    where = f"{'https' if https else 'http'}://{address or host}:{server.effective_port}"
+    app.config["PUBLIC_URL"] = where if address else None
     reading.LANES.start(app.config["PHOTO_WORKERS"])
     print(f"erudit: serving games from {app.config['DATA_DIR']}")
-    where = config.get("PUBLIC_URL") or f"http://{host}:{port}"
     if host.startswith("127.") or host == "localhost":
         print(f"erudit: open {where}/ (this computer only; --host 0.0.0.0 lets phones in)")
     else:
         print(f"erudit: open {where}/ on a phone on the same network (Ctrl+C stops)")
+    if made:
+        print(_certificate_note(made))
     sys.stdout.flush()
     try:
         server.run()
@@ -223,3 +237,13 @@ def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None =
         events.close_streams(app)   # open pages' streams end, so their threads are free
         server.close()
         reading.LANES.shutdown()
+
+
+def _certificate_note(made: Certificate) -> str:
+    lines = ["erudit: https with a certificate made for this computer: a browser warns once "
+             "that the connection is not private; accept it to go on",
+             f"erudit: its SHA-256 fingerprint, to compare with the browser's: {made.fingerprint}"]
+    if made.renewed:
+        lines.append("erudit: the certificate was made anew for this address: a browser that "
+                     "accepted the old one warns once more")
+    return "\n".join(lines)
