@@ -75,6 +75,9 @@ class TlsFront:
                 if len(self._open) >= self.limit:
                     sock.close()
                     continue
+                # small writes go out at once (asyncio sets this only where it knows the
+                # socket's protocol, which an accepted one does not say)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 task = self._loop.create_task(self._connection(sock))
                 self._open.add(task)
                 task.add_done_callback(self._open.discard)
@@ -108,24 +111,25 @@ class TlsFront:
 
     async def _relay(self, sock: socket.socket) -> None:
         """TLS with the phone, plain bytes with the server behind, both ways until either
-        side closes."""
+        side closes; when the server stops, the connection is dropped at once."""
         phone_in, phone_out = await self._streams(sock)
+        server_out = None
         try:
             server_in, server_out = await asyncio.open_connection("127.0.0.1", self.upstream)
-        except OSError:
-            phone_out.close()
-            return
-        ways = [self._loop.create_task(_pipe(phone_in, server_out)),
-                self._loop.create_task(_pipe(server_in, phone_out))]
-        try:
-            await asyncio.wait(ways, return_when=asyncio.FIRST_COMPLETED)
+            ways = [self._loop.create_task(_pipe(phone_in, server_out)),
+                    self._loop.create_task(_pipe(server_in, phone_out))]
+            try:
+                await asyncio.wait(ways, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for way in ways:
+                    way.cancel()
+            server_out.close()
+            phone_out.close()           # what is written still goes out, then the close
+            await asyncio.wait_for(phone_out.wait_closed(), self.timeout)
         finally:
-            for way in ways:
-                way.cancel()
             for writer in (server_out, phone_out):
-                writer.close()      # what is written still goes out, then the close
-            with contextlib.suppress(OSError):
-                await asyncio.wait_for(phone_out.wait_closed(), self.timeout)
+                if writer:
+                    writer.transport.abort()    # nothing once closed
 
     async def _streams(self, sock: socket.socket):
         """The phone's side as streams, once the TLS handshake is done."""
