@@ -172,10 +172,16 @@ def test_erudit_serve_https_starts_serves_and_stops_on_ctrl_c(tmp_path):
                                        server_hostname="127.0.0.1") as tls:
                 shown = tls.getpeercert(binary_form=True)
             assert hashlib.sha256(shown).digest().hex(":").upper() == fingerprint
+            assert raw(port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").startswith(
+                b"HTTP/1.1 307 ")                    # plain http: nothing on the terminal
+            refusing = ssl.create_default_context()  # a browser before the warning is accepted
+            with pytest.raises(ssl.SSLCertVerificationError):
+                refusing.wrap_socket(socket.create_connection(("127.0.0.1", port)),
+                                     server_hostname="127.0.0.1")
         finally:
             server.send_signal(signal.SIGINT)
             out, err = server.communicate(timeout=DEADLINE_S)
-    assert "Traceback" not in err, err
+    assert err == "", err
     assert server.returncode in (0, 130)
 
 

@@ -215,7 +215,7 @@ def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None =
           https: bool = False) -> None:
     """Run the app for the phones at the table until interrupted; `https`: with a certificate
     made for this machine, as a phone's browser needs to let a page use its camera."""
-    address = lan_address() if host in ("0.0.0.0", "") else host
+    address = lan_address() if host in ("0.0.0.0", "::", "") else host
     check_address(host, port)
     app = create_app(data_dir)
     made = certificate(app.config["DATA_DIR"], address) if https else None

@@ -79,8 +79,9 @@ def _kept(folder: Path, address: str | None, x509) -> Certificate | None:
     except (OSError, ValueError, ssl.SSLError, x509.ExtensionNotFound):
         return None
     left = cert.not_valid_after_utc - datetime.datetime.now(datetime.UTC)
-    addresses = {str(ip) for ip in covered.get_values_for_type(x509.IPAddress)}
-    if left < datetime.timedelta(days=RENEW_DAYS) or (address and address not in addresses):
+    named = {str(ip) for ip in covered.get_values_for_type(x509.IPAddress)}
+    named |= set(covered.get_values_for_type(x509.DNSName))
+    if left < datetime.timedelta(days=RENEW_DAYS) or (address and address.lower() not in named):
         return None
     fingerprint = cert.fingerprint(hashes.SHA256()).hex(":").upper()
     return Certificate(paths.cert, paths.key, fingerprint, renewed=False)
@@ -88,21 +89,29 @@ def _kept(folder: Path, address: str | None, x509) -> Certificate | None:
 
 def covered_names(address: str | None) -> tuple[list[str], list[str]]:
     """(names, addresses) a certificate made now names: this machine's name and
-    `<name>.local`, localhost, the loopback addresses, `address` and the machine's other
-    addresses on its networks."""
+    `<name>.local`, localhost, the loopback addresses, `address` (an address or a name) and
+    the machine's other addresses on its networks."""
     names, addresses = ["localhost"], ["127.0.0.1", "::1"]
     try:
         host = socket.gethostname().lower()
         own = socket.gethostbyname_ex(host)[2]
     except OSError:
         host, own = "", []
-    if host:
-        short = host.split(".")[0]
-        names += [host, short, f"{short}.local"]
+    short = host.split(".")[0]
+    for name in [host, short, f"{short}.local" if short else "", address or ""]:
+        if name and name.isascii() and not _ip(name):
+            names.append(name.lower())
     for ip in [address or "", *own]:
-        if ip and ip not in addresses and not ipaddress.ip_address(ip).is_loopback:
+        if _ip(ip) and ip not in addresses and not _ip(ip).is_loopback:
             addresses.append(ip)
     return list(dict.fromkeys(names)), addresses
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
 
 
 def _make(folder: Path, address: str | None) -> None:
