@@ -9,6 +9,7 @@ import hashlib
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import ssl
@@ -155,6 +156,8 @@ def test_without_cryptography_https_says_how_to_install_it(monkeypatch, capsys, 
 
 
 def test_erudit_serve_https_starts_serves_and_stops_on_ctrl_c(tmp_path):
+    """Started as a player starts it; stopped with Ctrl+C while a page's event stream is open,
+    with nothing said on stderr from start to end."""
     command = [sys.executable, "-m", "companion_app.cli", "serve", "--https",
                "--host", "127.0.0.1", "--port", "0", "--data", str(tmp_path)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -168,10 +171,12 @@ def test_erudit_serve_https_starts_serves_and_stops_on_ctrl_c(tmp_path):
             port = int(address.rstrip("/").rsplit(":", 1)[1])
             unchecked = ssl.create_default_context()
             unchecked.check_hostname, unchecked.verify_mode = False, ssl.CERT_NONE
-            with unchecked.wrap_socket(socket.create_connection(("127.0.0.1", port)),
-                                       server_hostname="127.0.0.1") as tls:
-                shown = tls.getpeercert(binary_form=True)
+            phone = http.client.HTTPSConnection("127.0.0.1", port, context=unchecked,
+                                                timeout=DEADLINE_S)
+            phone.connect()
+            shown = phone.sock.getpeercert(binary_form=True)
             assert hashlib.sha256(shown).digest().hex(":").upper() == fingerprint
+            stream = open_stream(phone, start_game(phone))
             assert raw(port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").startswith(
                 b"HTTP/1.1 307 ")                    # plain http: nothing on the terminal
             refusing = ssl.create_default_context()  # a browser before the warning is accepted
@@ -181,8 +186,32 @@ def test_erudit_serve_https_starts_serves_and_stops_on_ctrl_c(tmp_path):
         finally:
             server.send_signal(signal.SIGINT)
             out, err = server.communicate(timeout=DEADLINE_S)
+    assert stream.read().endswith(b"\n\n")            # the stream ended, not cut
     assert err == "", err
     assert server.returncode in (0, 130)
+
+
+def start_game(phone: http.client.HTTPSConnection) -> str:
+    """A new game's token, started over `phone` as a browser starts one."""
+    phone.request("GET", "/")
+    answer = phone.getresponse()
+    page = answer.read().decode()
+    cookie = answer.getheader("Set-Cookie").split(";")[0]
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page)[1]
+    form = f"csrf={csrf}&ruleset=erudit&player=A&player=B&word_check=warn"
+    phone.request("POST", "/games", body=form, headers={
+        "Cookie": cookie, "Accept": "application/json",
+        "Content-Type": "application/x-www-form-urlencoded"})
+    answer = phone.getresponse()
+    assert answer.status == 201
+    return json.loads(answer.read())["token"]
+
+
+def open_stream(phone: http.client.HTTPSConnection, game: str) -> http.client.HTTPResponse:
+    phone.request("GET", f"/g/{game}/events")
+    stream = phone.getresponse()
+    assert stream.readline().startswith(b"retry:")
+    return stream
 
 
 @pytest.mark.slow

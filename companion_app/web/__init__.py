@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import signal
 import socket
 import ssl
 import sys
@@ -231,12 +232,23 @@ def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None =
     if made:
         print(_certificate_note(made))
     sys.stdout.flush()
+    before = signal.signal(signal.SIGINT, _ending_streams(app))
     try:
         server.run()
     finally:
+        signal.signal(signal.SIGINT, before)
         events.close_streams(app)   # open pages' streams end, so their threads are free
         server.close()
         reading.LANES.shutdown()
+
+
+def _ending_streams(app: Flask):
+    """Ctrl+C: the open pages' streams are told to end first, then the server stops as ever
+    (waitress waits for its threads, and would wait 5 s for the streams' and say so)."""
+    def interrupted(signum, frame):
+        events.close_streams(app)
+        raise KeyboardInterrupt
+    return interrupted
 
 
 def _certificate_note(made: Certificate) -> str:
