@@ -5,6 +5,7 @@ command started and stopped."""
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import http.client
 import json
@@ -25,7 +26,7 @@ from test_web_helpers import new_game
 
 from companion_app.cli import main
 from companion_app.web import create_app, make_server
-from companion_app.web.certificate import INSTALL, certificate
+from companion_app.web.certificate import CERT_FILE, INSTALL, certificate
 from companion_app.web.events import close_streams
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,6 +83,31 @@ def test_the_certificate_is_made_once_and_kept_for_this_machine(tmp_path):
     moved = certificate(tmp_path, "192.0.2.8")      # the machine is now elsewhere
     assert moved.renewed and moved.fingerprint != first.fingerprint
     assert certificate(tmp_path, "192.0.2.8").fingerprint == moved.fingerprint
+
+
+def test_a_certificate_unreadable_or_near_its_end_is_made_anew(tmp_path):
+    pytest.importorskip("cryptography")
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+
+    (tmp_path / CERT_FILE).write_text("not a certificate")
+    made = certificate(tmp_path, "192.0.2.7")
+    assert made.renewed and made.fingerprint
+
+    key = serialization.load_pem_private_key(made.key.read_bytes(), password=None)
+    kept = x509.load_pem_x509_certificate(made.cert.read_bytes())
+    now = datetime.datetime.now(datetime.UTC)
+    ending = (x509.CertificateBuilder().subject_name(kept.subject).issuer_name(kept.issuer)
+              .public_key(key.public_key()).serial_number(x509.random_serial_number())
+              .not_valid_before(now).not_valid_after(now + datetime.timedelta(days=10))
+              .add_extension(kept.extensions.get_extension_for_class(
+                  x509.SubjectAlternativeName).value, critical=False)
+              .sign(key, hashes.SHA256()))
+    made.cert.write_bytes(ending.public_bytes(serialization.Encoding.PEM))
+    again = certificate(tmp_path, "192.0.2.7")
+    assert again.renewed and again.fingerprint != made.fingerprint
+    assert x509.load_pem_x509_certificate(again.cert.read_bytes()).not_valid_after_utc > (
+        now + datetime.timedelta(days=365))
 
 
 def test_pages_and_event_streams_are_served_over_https(secure):

@@ -49,11 +49,11 @@ def certificate(folder: str | Path, address: str | None) -> Certificate:
     """The certificate kept in `folder`, made anew unless it names `address` (the address the
     phones reach this machine at; None: no network) and has time left."""
     try:
-        from cryptography import x509
+        import cryptography  # noqa: F401  (said in one line here, not as a traceback later)
     except ImportError:
         raise EruditError(INSTALL) from None
     folder = Path(folder)
-    kept = _kept(folder, address, x509)
+    kept = _kept(folder, address)
     if kept:
         return kept
     older = (folder / CERT_FILE).exists()
@@ -62,13 +62,16 @@ def certificate(folder: str | Path, address: str | None) -> Certificate:
     except OSError as exc:
         raise EruditError(f"{folder}: cannot keep the https certificate there "
                           f"({folder_why(exc)})") from None
-    made = _kept(folder, address, x509)
+    made = _kept(folder, address)
+    if made is None:
+        raise EruditError(f"{folder / CERT_FILE}: the certificate just made cannot be read back")
     return Certificate(made.cert, made.key, made.fingerprint, renewed=older)
 
 
-def _kept(folder: Path, address: str | None, x509) -> Certificate | None:
+def _kept(folder: Path, address: str | None) -> Certificate | None:
     """The kept certificate, if it is readable, matches its key, names `address` and has
     more than RENEW_DAYS left."""
+    from cryptography import x509
     from cryptography.hazmat.primitives import hashes
 
     paths = Certificate(folder / CERT_FILE, folder / KEY_FILE, "", renewed=False)
@@ -81,7 +84,8 @@ def _kept(folder: Path, address: str | None, x509) -> Certificate | None:
     left = cert.not_valid_after_utc - datetime.datetime.now(datetime.UTC)
     named = {str(ip) for ip in covered.get_values_for_type(x509.IPAddress)}
     named |= set(covered.get_values_for_type(x509.DNSName))
-    if left < datetime.timedelta(days=RENEW_DAYS) or (address and address.lower() not in named):
+    wanted = str(_ip(address)) if address and _ip(address) else (address or "").lower()
+    if left < datetime.timedelta(days=RENEW_DAYS) or (wanted and wanted not in named):
         return None
     fingerprint = cert.fingerprint(hashes.SHA256()).hex(":").upper()
     return Certificate(paths.cert, paths.key, fingerprint, renewed=False)
