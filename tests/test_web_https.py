@@ -202,7 +202,9 @@ def test_erudit_serve_https_starts_serves_and_stops_on_ctrl_c(tmp_path):
             phone.connect()
             shown = phone.sock.getpeercert(binary_form=True)
             assert hashlib.sha256(shown).digest().hex(":").upper() == fingerprint
-            stream = open_stream(phone, start_game(phone))
+            game, link = start_game(phone)
+            assert link == f"{address.rstrip('/')}/g/{game}"     # the QR code's link: https
+            stream = open_stream(phone, game)
             assert raw(port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").startswith(
                 b"HTTP/1.1 307 ")                    # plain http: nothing on the terminal
             refusing = ssl.create_default_context()  # a browser before the warning is accepted
@@ -217,8 +219,8 @@ def test_erudit_serve_https_starts_serves_and_stops_on_ctrl_c(tmp_path):
     assert server.returncode in (0, 130)
 
 
-def start_game(phone: http.client.HTTPSConnection) -> str:
-    """A new game's token, started over `phone` as a browser starts one."""
+def start_game(phone: http.client.HTTPSConnection) -> tuple[str, str]:
+    """(token, link) of a new game, started over `phone` as a browser starts one."""
     phone.request("GET", "/")
     answer = phone.getresponse()
     page = answer.read().decode()
@@ -230,7 +232,8 @@ def start_game(phone: http.client.HTTPSConnection) -> str:
         "Content-Type": "application/x-www-form-urlencoded"})
     answer = phone.getresponse()
     assert answer.status == 201
-    return json.loads(answer.read())["token"]
+    made = json.loads(answer.read())
+    return made["token"], made["url"]
 
 
 def open_stream(phone: http.client.HTTPSConnection, game: str) -> http.client.HTTPResponse:

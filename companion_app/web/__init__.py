@@ -220,7 +220,7 @@ def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None =
     check_address(host, port)
     app = create_app(data_dir)
     made = certificate(app.config["DATA_DIR"], address) if https else None
-    server = make_server(app, host, port, tls=made and made.context())
+    server = make_server(app, host, port, tls=made.context() if made else None)
     where = f"{'https' if https else 'http'}://{address or host}:{server.effective_port}"
     app.config["PUBLIC_URL"] = where if address else None
     reading.LANES.start(app.config["PHOTO_WORKERS"])
