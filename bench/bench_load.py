@@ -2,6 +2,7 @@
 many phones sending 12 MP photos at once, and one honest photo while large PNGs arrive.
 
     python bench/bench_load.py [--phones 20] [--megapixels 12] [--pngs 6] [--png-side 7000]
+                               [--https]
 
 1. `--phones` phones, each at its own game, send a 12 MP photo of turn 1 at the same moment:
    photo → proposal time per phone (p50, p95, max), and the peak memory of the server with its
@@ -9,7 +10,8 @@ many phones sending 12 MP photos at once, and one honest photo while large PNGs 
    process, so it is an upper bound).
 2. One phone's photo alone, then the same photo sent while `--pngs` PNGs of png-side² pixels
    arrive from other games at once: its time in both, and what the PNGs were answered.
-Times are of the whole request on the loopback (upload, decode, reading, storing).
+Times are of the whole request on the loopback (upload, decode, reading, storing); with
+`--https`, over TLS as `erudit serve --https` serves it, the phones checking its certificate.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import re
 import secrets
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -40,15 +43,17 @@ START_S = 60          # longest wait for the server to answer its first page
 
 
 class Phone:
-    """One phone: its own session cookie and CSRF token, talking to the server over HTTP."""
+    """One phone: its own session cookie and CSRF token, talking to the server over HTTP
+    (over https when given the server's certificate's TLS context)."""
 
-    def __init__(self, port: int):
-        self.port, self.cookie = port, ""
+    def __init__(self, port: int, tls: ssl.SSLContext | None = None):
+        self.port, self.cookie, self.tls = port, "", tls
         page = self.request("GET", "/")[1].decode()
         self.csrf = re.search(r'name="csrf-token" content="([^"]+)"', page)[1]
 
     def request(self, method: str, path: str, body: bytes = b"", headers: dict | None = None):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        conn = (http.client.HTTPSConnection("127.0.0.1", self.port, timeout=600, context=self.tls)
+                if self.tls else http.client.HTTPConnection("127.0.0.1", self.port, timeout=600))
         try:
             sent = {"Cookie": self.cookie, **(headers or {})}
             conn.request(method, path, body=body, headers=sent)
@@ -145,11 +150,12 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_server(data: Path) -> tuple[subprocess.Popen, int]:
+def start_server(data: Path, https: bool) -> tuple[subprocess.Popen, int]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     server = subprocess.Popen([sys.executable, "-m", "companion_app.cli", "serve", "--host",
-                               "127.0.0.1", "--port", str(port), "--data", str(data)],
+                               "127.0.0.1", "--port", str(port), "--data", str(data),
+                               *(["--https"] if https else [])],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + START_S
     while time.monotonic() < deadline:
@@ -190,6 +196,7 @@ def main() -> int:
     parser.add_argument("--megapixels", type=float, default=12.0)
     parser.add_argument("--pngs", type=int, default=6)
     parser.add_argument("--png-side", type=int, default=7000)
+    parser.add_argument("--https", action="store_true", help="as `erudit serve --https`")
     args = parser.parse_args()
     from bench.machine import describe
     from synth.render import render_photo
@@ -208,9 +215,10 @@ def main() -> int:
           f"PNG: {side}×{side}, {len(png) / 1e3:.0f} KB")
 
     data = Path(tempfile.mkdtemp(prefix="bench-load-"))
-    server, port = start_server(data)
+    server, port = start_server(data, args.https)
+    tls = ssl.create_default_context(cafile=str(data / "https-cert.pem")) if args.https else None
     try:
-        phones = [Phone(port) for _ in range(max(args.phones, args.pngs + 1))]
+        phones = [Phone(port, tls) for _ in range(max(args.phones, args.pngs + 1))]
         games = [phone.new_game() for phone in phones]
         warm = phones[0].photo(games[0], jpeg, "warm.jpg")   # worker start, network loaded
         print(f"first photo (workers starting): {warm[1]:.2f} s, status {warm[0]}")
