@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
 from test_web_helpers import new_game
 
 from companion_app.cli import main
@@ -65,7 +67,6 @@ def https_get(port: int, made, path: str = "/", host: str = "127.0.0.1",
 
 
 def test_the_certificate_is_made_once_and_kept_for_this_machine(tmp_path):
-    x509 = pytest.importorskip("cryptography.x509")
     first = certificate(tmp_path, "192.0.2.7")
     again = certificate(tmp_path, "192.0.2.7")
     assert again.fingerprint == first.fingerprint and not again.renewed
@@ -86,10 +87,6 @@ def test_the_certificate_is_made_once_and_kept_for_this_machine(tmp_path):
 
 
 def test_a_certificate_unreadable_or_near_its_end_is_made_anew(tmp_path):
-    pytest.importorskip("cryptography")
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-
     (tmp_path / CERT_FILE).write_text("not a certificate")
     made = certificate(tmp_path, "192.0.2.7")
     assert made.renewed and made.fingerprint
