@@ -131,7 +131,7 @@ def cmd_demo(args) -> int:
 def cmd_serve(args) -> int:
     from companion_app.web import serve
 
-    serve(args.host, args.port, data_dir(args.data), https=args.https)
+    serve(args.host, args.port, data_dir(args.data), https=args.https, cameras=args.camera)
     return 0
 
 
@@ -333,6 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--https", action="store_true",
                    help="serve over https, with a certificate made for this computer on first "
                         "use, so a phone's browser lets the page use its camera")
+    p.add_argument("--camera", action="append", default=[], metavar="SRC",
+                   help="a camera the games may be watched by: a device index (0) or a URL "
+                        "(an IP webcam's http://…/video, rtsp://…); repeatable")
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("calibrate", help="teach the companion one particular box")

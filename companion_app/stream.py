@@ -27,6 +27,7 @@ from companion_app.photos import (
     DOUBTFUL,
     Evidence,
     Memory,
+    Proposal,
     not_this_board,
     propose_reading,
     read_aligned,
@@ -34,7 +35,7 @@ from companion_app.photos import (
     trust,
 )
 from engine.board import EMPTY
-from engine.errors import Message, PhotoError
+from engine.errors import EruditError, Message, PhotoError
 from engine.game import Game, Turn
 from engine.infer import combine_letters, temper
 from engine.ruleset import SIZE
@@ -57,11 +58,12 @@ class Event:
     """Something the watcher saw: a move taken (`turn`), the game paused or resumed, or a
     note for the players (a change on the board that is no legal move)."""
 
-    kind: str  # "move" | "paused" | "resumed" | "note"
+    kind: str  # "move" | "proposal" | "paused" | "resumed" | "note"
     frame: int
     t: float
     message: str | Message | None = None  # for the players (a Message a page can translate)
     turn: Turn | None = None
+    proposal: Proposal | None = None  # a doubtful move, not played (see TurnTaker `ask`)
 
     @property
     def note(self) -> str:
@@ -72,13 +74,24 @@ class Event:
 class TurnTaker:
     """Frames in, moves out, for one game. `feed` each frame with its time; `paused` holds
     what to show while the camera has lost the board (a Message; None while it watches),
-    `straightened` the board last read, seen from above (a JPEG)."""
+    `straightened` the board last read, seen from above (a JPEG), `reads` how many full
+    reads showed the board so far.
 
-    def __init__(self, game: Game, settle: float = SETTLE, profile=None, learn: bool = True):
+    With `ask` (players at a table, not a video), a doubtful move, or one the game refuses,
+    is not played: it comes back as a "proposal" event, and the taker `holding` takes no
+    move until that is cleared (the players confirmed, corrected or discarded the
+    proposal); earlier turns are then never revised from later frames either (what the
+    players confirmed stands)."""
+
+    def __init__(self, game: Game, settle: float = SETTLE, profile=None, learn: bool = True,
+                 ask: bool = False):
         from vision.classifier import check_readable
 
         check_readable(game.ruleset)
         self.game, self.settle, self.profile, self.learn = game, settle, profile, learn
+        self.ask = ask
+        self.holding = False  # a proposal waits for the players: no move is read meanwhile
+        self.reads = 0
         self.memory = Memory(profile, game.ruleset.layout)  # the box's looks, learnt as it goes
         self.evidence = Evidence()
         self.corners = None  # the grid's corners in the frame, board order once read
@@ -121,6 +134,8 @@ class TurnTaker:
         if look.moving or (look.covered and not self.recheck):
             self.busy_at = t
         quiet = t - self.busy_at
+        if self.holding:
+            return events
         if GLANCE * self.settle <= quiet < self.settle and look.changed and not self.recheck \
                 and not _same(view, self.glanced):
             self._glance(frame, view)
@@ -144,11 +159,14 @@ class TurnTaker:
         self.busy_at = t
         return self._lost(index, t, "camera_lost") if searched or self.paused else []
 
-    def resync(self) -> None:
+    def resync(self, retake: bool = True) -> None:
         """The game changed outside the watcher (a turn undone or corrected): the board is
-        compared anew and read once still, and a move it shows is taken again."""
-        self.reference = self.previous = self.last_read = self.glanced = None
-        self.recheck, self.earlier = True, []
+        read once still. With `retake` it is compared anew, and a move it shows is taken
+        again (a video replayed); without, the view last read is not read again: a move
+        the players undid does not come back by itself until the board changes."""
+        if retake:
+            self.reference = self.previous = self.last_read = None
+        self.glanced, self.recheck, self.earlier = None, True, []
 
     def finish(self, frame: np.ndarray | None, t: float) -> list[Event]:
         """The stream ended (a video's last frame `frame`): its board is taken as it is
@@ -219,7 +237,7 @@ class TurnTaker:
         probs = temper(reading.probs, trust(game.board, reading), reading.labels)
         proposal = propose_reading(game, frame, reading,
                                    with_earlier(probs, self.earlier, reading.labels))
-        self.straightened = proposal.rectified_jpeg
+        self.straightened, self.reads = proposal.rectified_jpeg, self.reads + 1
         self._confirmed(frame, reading)
         if proposal.board == game.board:
             if self.recheck:
@@ -227,13 +245,27 @@ class TurnTaker:
                 return []
             return [Event("note", index, t, Message("not_a_move"))]
         self.recheck, self.earlier, self.glanced = False, [], None
+        if self.ask and not proposal.sure:
+            return self._proposed(proposal, index, t)
         before = game.board
-        turn = game.play(proposal.board, sure=proposal.sure, alternatives=proposal.alternatives)
+        try:
+            turn = game.play(proposal.board, sure=proposal.sure,
+                             alternatives=proposal.alternatives)
+        except EruditError:
+            if not self.ask:
+                raise
+            return self._proposed(proposal, index, t)  # the players see why, and decide
         if self.learn:
             self.memory.learn(before, reading, probs, game.board)
-        self.evidence.add(game, reading)
-        self.evidence.revise(game, reading.labels)
+        if not self.ask:
+            self.evidence.add(game, reading)
+            self.evidence.revise(game, reading.labels)
         return [Event("move", index, t, proposal.message, turn)]
+
+    def _proposed(self, proposal, index, t) -> list[Event]:
+        self.holding = True
+        proposal.reading = None  # arrays of no further use
+        return [Event("proposal", index, t, proposal.message, proposal=proposal)]
 
     def _glance(self, frame, view) -> None:
         """Read a frame of a move being laid, for its letters (no move is taken from it)."""

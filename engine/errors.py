@@ -63,6 +63,20 @@ MESSAGES = {
     "camera_back": "the camera sees the board again",
     "not_a_move": "the board changed, but not by a legal move",
     "board_unreadable": "the board cannot be read: {error}",
+    "camera_silent": "the camera stopped sending: the game waits",
+    "camera_offline": "camera {number} does not answer: the game waits while the server tries "
+                      "it again",
+    # a camera sending frames to the web app (companion_app.web.live)
+    "frame_too_large": "a camera frame may have at most {mb} MB and {mp} megapixels "
+                       "(1280×720 is plenty)",
+    "frame_not_jpeg": "not a camera frame: send one JPEG image",
+    "frame_damaged": "the camera frame cannot be decoded (a damaged JPEG)",
+    "frames_too_many": "more than {limit} camera frames a second: send fewer",
+    "camera_watching": "camera {number} of the server watches this game: stop it first",
+    "no_such_camera": "no camera {sent} on this server: it has {count} (erudit serve --camera "
+                      "SOURCE)",
+    "live_games_busy": "the server already watches {limit} games with a camera, the most it "
+                       "takes: stop one first",
     # a box's calibration (calibration)
     "profile_name": "profile name '{name}': use letters, digits, '-', '_' or '.'",
     "unknown_profile": "unknown profile '{name}' (no {folder}); run erudit calibrate",

@@ -26,9 +26,10 @@ from engine.errors import EruditError
 from engine.files import folder_why
 from engine.ruleset import PREMIUM_NAMES, PREMIUMS
 
-from . import answer, db, events, guard, i18n, reading, store, tls_front, uploads
+from . import answer, db, events, guard, i18n, live, reading, store, tls_front, uploads
 from .certificate import Certificate, certificate
 from .views import boxes, home, play, review, scoreboard
+from .views import live as live_views
 
 MAX_UPLOAD = 25 * 1024 * 1024   # a 12–48 MP phone JPEG is 3–15 MB
 
@@ -55,6 +56,9 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
         GAME_PHOTO_LIMIT=uploads.GAME_PHOTO_LIMIT,   # photos one game keeps
         PHOTO_DISK_LIMIT=uploads.PHOTO_DISK_LIMIT,   # bytes of all games' photos
         DISK_RESERVE=uploads.DISK_RESERVE,           # free bytes never used for photos or games
+        CAMERAS=[],               # the server's cameras (`--camera`): device indexes or URLs
+        LIVE_GAMES=live.LIVE_GAMES,                  # games watched by a camera at once
+        LIVE_INLINE=False,        # True: a page's frames are looked at in its request (tests)
     )
     if config:
         app.config.update(config)
@@ -69,6 +73,7 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
     app.teardown_appcontext(db.close_db)
     i18n.init_app(app)
     events.init_app(app)
+    live.init_app(app)
     app.before_request(guard.check_request)
     app.after_request(_security_headers)
     app.register_error_handler(EruditError, answer.handle_erudit)
@@ -79,7 +84,7 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
                                  at=position_text, columns=COLUMNS,
                                  csrf_token=guard.csrf_token, formula=formula)
     app.jinja_env.filters["sentence"] = sentence
-    for blueprint in (home.bp, play.bp, review.bp, boxes.bp, scoreboard.bp):
+    for blueprint in (home.bp, play.bp, review.bp, boxes.bp, scoreboard.bp, live_views.bp):
         app.register_blueprint(blueprint)
     return app
 
@@ -213,12 +218,13 @@ def make_server(app: Flask, host: str, port: int, read_timeout: float = READ_TIM
 
 
 def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None = None,
-          https: bool = False) -> None:
+          https: bool = False, cameras: list[str] | None = None) -> None:
     """Run the app for the phones at the table until interrupted; `https`: with a certificate
-    made for this machine, as a phone's browser needs to let a page use its camera."""
+    made for this machine, as a phone's browser needs to let a page use its camera;
+    `cameras`: sources the games may be watched by (device indexes like "0", or URLs)."""
     address = lan_address() if host in ("0.0.0.0", "::", "") else host
     check_address(host, port)
-    app = create_app(data_dir)
+    app = create_app(data_dir, {"CAMERAS": list(cameras or [])})
     made = certificate(app.config["DATA_DIR"], address) if https else None
     server = make_server(app, host, port, tls=made.context() if made else None)
     where = f"{'https' if https else 'http'}://{address or host}:{server.effective_port}"
@@ -238,6 +244,7 @@ def serve(host: str = "0.0.0.0", port: int = 8000, data_dir: str | Path | None =
     finally:
         signal.signal(signal.SIGINT, before)
         events.close_streams(app)   # open pages' streams end, so their threads are free
+        live.watchers(app).stop_all()
         server.close()
         reading.LANES.shutdown()
 

@@ -11,6 +11,8 @@ language from the same catalogue.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import Flask, g, request
 from flask_babel import Babel, get_translations
 
@@ -81,3 +83,9 @@ def script_texts() -> dict:
         "reading": gettext("Reading the board…"),
         "forget": gettext("Forget"),
     }
+
+
+def translator() -> Callable[[str], str]:
+    """The page's catalogue as a function that still works once the request has ended (an
+    event stream says things long after)."""
+    return get_translations().gettext
