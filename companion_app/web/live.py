@@ -22,7 +22,9 @@ With app config LIVE_INLINE (tests) a page's frames are looked at in the request
 from __future__ import annotations
 
 import logging
+import os
 import secrets
+import sqlite3
 import threading
 import time
 from collections import deque
@@ -48,6 +50,7 @@ FRAMES_PER_SECOND = 8    # a page sends about 4
 RECONNECT_S = 2.0        # between attempts to open a server camera that is lost
 STOP_WAIT_S = 2.0        # how long stopping waits for a watcher's threads
 STORED_QUALITY = 90      # JPEG quality of a turn's photo, as for uploaded photos
+WATCHER_NICE = 10        # the watchers' threads yield the CPU to the pages' requests
 
 log = logging.getLogger(__name__)
 
@@ -197,12 +200,19 @@ class Watcher:
         self.state, self.note = "paused", note
 
     def _handle(self, event: Event, frame: np.ndarray) -> None:
-        if event.kind == "move":
+        if event.kind in ("move", "proposal"):
             self.note = event.message
-            self._keep_turn(event.turn, frame)
-        elif event.kind == "proposal":
-            self.note = event.message
-            self._keep_proposal(event.proposal, frame)
+            try:
+                if event.kind == "move":
+                    self._keep_turn(event.turn, frame)
+                else:
+                    self._keep_proposal(event.proposal, frame)
+            except (EruditError, OSError, sqlite3.Error) as exc:  # a full disk, say
+                log.error("camera watcher of game %s: the move is not stored: %s",
+                          self.token[:6], exc)
+                self.note = (exc.message or str(exc)) if isinstance(exc, EruditError) \
+                    else Message("disk_full")
+                self._sync(force=True, retake=True)   # read again once the board is still
         elif event.kind == "paused":
             self._pause(event.message)
         else:           # resumed, note
@@ -329,6 +339,7 @@ class Watcher:
         thread.start()
 
     def _run(self) -> None:
+        _yield_cpu()
         while not self.stopped.is_set():
             item = self.slot.take(timeout=0.5)
             try:
@@ -342,6 +353,7 @@ class Watcher:
     def _read_camera(self, source: str) -> None:
         """Frames of a server camera into the slot; opened again when lost. A video file
         is read whole, at the watcher's pace, its frames timed by the video."""
+        _yield_cpu()
         video = Path(source).is_file()
         while not self.stopped.is_set():
             capture = cv2.VideoCapture(int(source) if source.isdigit() else source)
@@ -384,6 +396,15 @@ class Watcher:
 
 
 SILENCES = ("camera_silent", "camera_offline")
+
+
+def _yield_cpu() -> None:
+    """This thread (and those it starts: the reader's) gives way to the threads answering
+    the pages: a read of the board takes a core for a moment, a page a few milliseconds."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WATCHER_NICE)
+    except (AttributeError, OSError):   # not Linux, or not allowed: the same priority
+        pass
 
 
 def _code(note) -> str | None:
@@ -430,18 +451,17 @@ class Watchers:
         games are watched already."""
         from .reading import Busy
 
-        with self._lock:
+        with self._lock:   # two frames at once make one watcher
             current = self._games.get(token)
             if current is not None and (current.source, current.camera) == (source, camera):
                 return current
             most = self.app.config.get("LIVE_GAMES", LIVE_GAMES)
             if current is None and len(self._games) >= most:
                 raise Busy(code="live_games_busy", limit=most)
+            watcher = Watcher(self.app, self.hub, token, source, camera, on_end=self._ended)
+            self._games[token] = watcher
         if current is not None:
             current.stop()
-        watcher = Watcher(self.app, self.hub, token, source, camera, on_end=self._ended)
-        with self._lock:
-            self._games[token] = watcher
         threaded = not self.app.config.get("LIVE_INLINE")
         watcher.begin(threaded, self.cameras[camera] if source == "camera" else None)
         self.hub.publish_live(token)
