@@ -70,6 +70,8 @@ MESSAGES = {
     "frame_too_large": "a camera frame may have at most {mb} MB and {mp} megapixels "
                        "(1280×720 is plenty)",
     "frame_not_jpeg": "not a camera frame: send one JPEG image",
+    "frame_too_small": "a camera frame of {width}×{height} is too small to show the board: "
+                       "send {side} px across at least (1280×720 reads best)",
     "frame_damaged": "the camera frame cannot be decoded (a damaged JPEG)",
     "frames_too_many": "more than {limit} camera frames a second: send fewer",
     "camera_watching": "camera {number} of the server watches this game: stop it first",

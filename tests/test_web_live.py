@@ -27,16 +27,16 @@ def filmed(tmp_path_factory):
     """Two moves filmed at 960×720, and every other frame (4 a second) as a page sends it."""
     path = tmp_path_factory.mktemp("live") / "game.avi"
     video = game_video(str(path), ERUDIT, seed=5, turns=2, hover_every=0)
+    still = {round((laid + 1.0) * video.fps) for laid in video.laid}
     capture = cv2.VideoCapture(video.path)
-    frames = []
-    while True:
-        ok, frame = capture.read()
-        if not ok:
-            break
-        frames.append(frame)
+    video.sent, video.still, index = [], [], 0
+    while capture.grab():
+        if index % 2 == 0 or index in still:
+            frame = capture.retrieve()[1]
+            video.sent += [jpeg(frame)] if index % 2 == 0 else []
+            video.still += [frame] if index in still else []
+        index += 1
     capture.release()
-    video.sent = [jpeg(frame) for frame in frames[::2]]
-    video.still = [frames[round((laid + 1.0) * video.fps)] for laid in video.laid]
     return video
 
 
@@ -180,13 +180,15 @@ def test_a_camera_that_goes_dark_or_silent_pauses_the_game_and_resumes(app, clie
     assert state(client, game)["moves"] == []                  # nothing invented
 
 
-def test_bad_frames_are_refused_with_one_clear_line(app, client):
+def test_bad_frames_are_refused_with_one_clear_line(app, client, filmed):
     game = new_game(client, word_check="off")
     camera = Camera(client, game)
-    ok, png = cv2.imencode(".png", np.zeros((48, 64, 3), np.uint8))
+    good = filmed.sent[0]
+    ok, png = cv2.imencode(".png", np.zeros((480, 640, 3), np.uint8))
     refusals = [(camera.send(b""), 400, "not a camera frame"),
                 (camera.send(png.tobytes(), "image/png"), 400, "not a camera frame"),
-                (camera.send(jpeg_bytes()[:-200]), 400, "not a camera frame"),
+                (camera.send(good[:-2000]), 400, "not a camera frame"),
+                (camera.send(jpeg_bytes(320, 240)), 400, "320×240 is too small"),
                 (camera.send(b"\xff\xd8" + bytes(3 * 1024 * 1024)), 413, "at most 2 MB")]
     for response, status, text in refusals:
         body = response.get_json()
@@ -197,12 +199,12 @@ def test_bad_frames_are_refused_with_one_clear_line(app, client):
     assert [hasty.send(b"").status_code for _ in range(3)] == [400, 400, 429]
     app.config["FRAMES_PER_SECOND"] = 1000
     other = Camera(client, new_game(client, word_check="off"))
-    assert other.send(jpeg_bytes()).status_code == 200        # `other` is watched
+    assert other.send(good).status_code == 200                # `other` is watched
     app.config["LIVE_GAMES"] = 1
-    busy = Camera(client, game).send(jpeg_bytes())
+    busy = Camera(client, game).send(good)
     assert busy.status_code == 503 and "stop one first" in busy.get_json()["error"]
     post(client, f"/g/{other.game}/end", {"turn": 1})
-    over = other.send(jpeg_bytes())
+    over = other.send(good)
     assert over.status_code == 409 and over.get_json()["error"] == \
         "the game is over; no more turns"
 
@@ -218,7 +220,7 @@ def test_a_server_camera_plays_the_game(tmp_path, filmed):
         said = client.get(f"/g/{game}/live").get_json()
         assert said["source"] == "camera" and said["camera"] == 0
         assert said["cameras"] == ["Camera 1"]
-        refused = Camera(client, game).send(jpeg_bytes())
+        refused = Camera(client, game).send(filmed.sent[0])
         assert refused.status_code == 409 and "camera 1" in refused.get_json()["error"]
         ends = time.monotonic() + 60
         while len(state(client, game)["moves"]) < 2 and time.monotonic() < ends:

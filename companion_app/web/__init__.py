@@ -58,6 +58,7 @@ def create_app(data_dir: str | Path | None = None, config: dict | None = None) -
         DISK_RESERVE=uploads.DISK_RESERVE,           # free bytes never used for photos or games
         CAMERAS=[],               # the server's cameras (`--camera`): device indexes or URLs
         LIVE_GAMES=live.LIVE_GAMES,                  # games watched by a camera at once
+        FRAMES_PER_SECOND=live.FRAMES_PER_SECOND,    # a game's camera frames in a second
         LIVE_INLINE=False,        # True: a page's frames are looked at in its request (tests)
     )
     if config:

@@ -21,6 +21,7 @@ With app config LIVE_INLINE (tests) a page's frames are looked at in the request
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -46,6 +47,8 @@ SILENT_S = 5.0           # no frame for this long: the game shows paused
 IDLE_S = 60.0            # no frame for this long: the watcher stops
 FRAME_BYTES = 2 * 1024 * 1024   # a 1280×720 JPEG at quality 0.8 is 100–300 KB
 FRAME_PIXELS = 4_000_000        # 2560×1440 and below
+FRAME_SIDE = 640         # px of a frame's longer side at least: smaller ones never show a
+                         # board clearly, and looking for one in them takes seconds
 FRAMES_PER_SECOND = 8    # a page sends about 4
 RECONNECT_S = 2.0        # between attempts to open a server camera that is lost
 STOP_WAIT_S = 2.0        # how long stopping waits for a watcher's threads
@@ -114,8 +117,7 @@ class Watcher:
             record = store.find(db.get_db(), self.token)
             game = store.build_game(record, self._data_dir())
             box = _profile(record.profile, str(self._data_dir()))
-        settle = self.app.config.get("LIVE_SETTLE", SETTLE)
-        taker = TurnTaker(game, settle, box, ask=True)
+        taker = TurnTaker(game, SETTLE, box, ask=True)
         taker.holding = record.pending is not None or game.finished
         self._seen = self.hub.count(self.token)
         return taker
@@ -178,11 +180,10 @@ class Watcher:
         """What time brings without frames (`now`: time.monotonic()): paused after
         SILENT_S, the end after IDLE_S."""
         since = self.arrived if self.arrived is not None else self._started
-        if now - since >= self.app.config.get("LIVE_IDLE_S", IDLE_S):
+        if now - since >= IDLE_S:
             self.stop()
             return
-        if now - since >= self.app.config.get("LIVE_SILENT_S", SILENT_S) \
-                and self._silent_since is None:
+        if now - since >= SILENT_S and self._silent_since is None:
             with self._looking:
                 before = self._said()
                 self._silent_since = now
@@ -399,12 +400,11 @@ SILENCES = ("camera_silent", "camera_offline")
 
 
 def _yield_cpu() -> None:
-    """This thread (and those it starts: the reader's) gives way to the threads answering
-    the pages: a read of the board takes a core for a moment, a page a few milliseconds."""
-    try:
+    """This thread (and the threads it starts later: the tile reader's) gives way to the
+    threads answering the pages: a read of the board takes a core for a moment, a page a few
+    milliseconds. Not Linux, or not allowed: the same priority."""
+    with contextlib.suppress(AttributeError, OSError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WATCHER_NICE)
-    except (AttributeError, OSError):   # not Linux, or not allowed: the same priority
-        pass
 
 
 def _code(note) -> str | None:
@@ -455,7 +455,7 @@ class Watchers:
             current = self._games.get(token)
             if current is not None and (current.source, current.camera) == (source, camera):
                 return current
-            most = self.app.config.get("LIVE_GAMES", LIVE_GAMES)
+            most = self.app.config["LIVE_GAMES"]
             if current is None and len(self._games) >= most:
                 raise Busy(code="live_games_busy", limit=most)
             watcher = Watcher(self.app, self.hub, token, source, camera, on_end=self._ended)
@@ -489,7 +489,7 @@ class Watchers:
         """TooMany when the game's frames in the last second exceed FRAMES_PER_SECOND."""
         from .answer import TooMany
 
-        most = self.app.config.get("FRAMES_PER_SECOND", FRAMES_PER_SECOND)
+        most = self.app.config["FRAMES_PER_SECOND"]
         with self._lock:
             times = self._frames.setdefault(token, deque())
             while times and now - times[0] >= 1.0:
@@ -536,6 +536,8 @@ def decode_frame(data: bytes) -> np.ndarray:
     _, width, height = uploads.image_size(data)
     if width * height > FRAME_PIXELS:
         raise too_large()
+    if max(width, height) < FRAME_SIDE:
+        raise BadInput(code="frame_too_small", width=width, height=height, side=FRAME_SIDE)
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
         raise BadInput(code="frame_damaged")
