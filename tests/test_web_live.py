@@ -69,9 +69,9 @@ class Camera:
         self.csrf = csrf_of(client)
 
     def send(self, data: bytes, content_type="image/jpeg"):
-        response = self.client.post(
+        response = self.client.post(                 # JSON, whatever the request accepts
             f"/g/{self.game}/frame?t={self.t}", data=data, content_type=content_type,
-            headers={"X-CSRF-Token": self.csrf, "Accept": "application/json"})
+            headers={"X-CSRF-Token": self.csrf})
         self.t += STEP
         return response
 
@@ -230,3 +230,32 @@ def test_a_server_camera_plays_the_game(tmp_path, filmed):
         assert client.get(f"/g/{game}/live").get_json()["state"] == "off"
     finally:
         live.watchers(app).stop_all()
+
+
+def test_a_server_camera_that_does_not_answer_pauses_the_game(tmp_path):
+    app = create_app(tmp_path / "data", {"TESTING": True,
+                                         "CAMERAS": [str(tmp_path / "unplugged.avi")]})
+    client = app.test_client()
+    client.set_cookie("lang", "en")
+    game = new_game(client, word_check="off")
+    try:
+        post(client, f"/g/{game}/camera", {"source": "0"})
+        ends = time.monotonic() + 10
+        while client.get(f"/g/{game}/live").get_json()["state"] != "paused" \
+                and time.monotonic() < ends:
+            time.sleep(0.05)
+        said = client.get(f"/g/{game}/live").get_json()
+        assert said["state"] == "paused" and said["note"] == \
+            "camera 1 does not answer: the game waits while the server tries it again"
+    finally:
+        live.watchers(app).stop_all()
+    assert client.get(f"/g/{game}/live").get_json()["state"] == "off"
+
+
+def test_only_the_latest_frame_waits_to_be_looked_at():
+    slot = live.Slot()
+    for t in range(3):                       # a read took long: three frames came meanwhile
+        slot.put(np.full((2, 2, 3), t, np.uint8), float(t))
+    frame, t = slot.take(timeout=0)
+    assert t == 2.0 and frame[0, 0, 0] == 2
+    assert slot.take(timeout=0) is None

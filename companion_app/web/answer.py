@@ -86,12 +86,12 @@ def _params_without_paths(value):
     return value
 
 
-def error_response(error: EruditError | str, status: int):
+def error_response(error: EruditError | str, status: int, as_json: bool = False):
     """The error as JSON (its text in the page's language, and its code and parameters when
     it has them), or on the game page it concerns, or on a plain error page; never a server
-    path."""
+    path. `as_json`: JSON whatever the request accepts (a camera's frames)."""
     text = without_paths(translate_error(error))
-    if wants_json():
+    if as_json or wants_json():
         body = {"error": text, "status": status}
         message = error.message if isinstance(error, EruditError) else None
         if message is not None:

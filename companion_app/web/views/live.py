@@ -7,13 +7,20 @@ import time
 
 from flask import Blueprint, Response, abort, current_app, jsonify, request
 
-from engine.errors import GameError
+from engine.errors import EruditError, GameError
 
 from .. import db, live, store
-from ..answer import BadInput, Conflict, done, form_int
+from ..answer import BadInput, Conflict, done, error_response, form_int, status_of
 from ..i18n import translator
 
 bp = Blueprint("live", __name__)
+JSON_ONLY = ("live.frame", "live.status")   # what a page's script asks, never a page
+
+
+@bp.errorhandler(EruditError)
+def refused(exc: EruditError):
+    """A frame refused: one line of JSON (a page sends a few a second, and wants no page)."""
+    return error_response(exc, status_of(exc), as_json=request.endpoint in JSON_ONLY)
 
 
 @bp.post("/g/<token>/frame")
