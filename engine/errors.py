@@ -75,6 +75,7 @@ MESSAGES = {
     "frame_damaged": "the camera frame cannot be decoded (a damaged JPEG)",
     "frames_too_many": "more than {limit} camera frames a second: send fewer",
     "camera_watching": "camera {number} of the server watches this game: stop it first",
+    "another_page_camera": "another page's camera watches this game: stop it there first",
     "no_such_camera": "no camera {sent} on this server: it has {count} (erudit serve --camera "
                       "SOURCE)",
     "live_games_busy": "the server already watches {limit} games with a camera, the most it "

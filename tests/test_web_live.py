@@ -200,6 +200,11 @@ def test_bad_frames_are_refused_with_one_clear_line(app, client, filmed):
     app.config["FRAMES_PER_SECOND"] = 1000
     other = Camera(client, new_game(client, word_check="off"))
     assert other.send(good).status_code == 200                # `other` is watched
+    second = app.test_client()                                # another phone's camera
+    second.set_cookie("lang", "en")
+    refused = Camera(second, other.game).send(good)
+    assert refused.status_code == 409 and refused.get_json()["error"] == \
+        "another page's camera watches this game: stop it there first"
     app.config["LIVE_GAMES"] = 1
     busy = Camera(client, game).send(good)
     assert busy.status_code == 503 and "stop one first" in busy.get_json()["error"]

@@ -100,9 +100,11 @@ class Watcher:
         self.on_end = on_end or (lambda watcher: None)
         self.state, self.note = "starting", None   # note: a Message, or a str
         self.arrived: float | None = None          # time.monotonic() of the last frame
+        self.sender: str | None = None             # whose page sends the frames
         self.slot = Slot()
         self.stopped = threading.Event()
         self._looking = threading.Lock()           # one look at a time
+        self._sending = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._seen = -1                            # the game's change count last synced
         self._silent_since: float | None = None
@@ -140,6 +142,16 @@ class Watcher:
         self.taker.holding = record.pending is not None or self.taker.game.finished
 
     # -- frames ---------------------------------------------------------------------------
+    def takes_from(self, sender: str, now: float) -> bool:
+        """Whether frames from `sender` (a page's session) are this watcher's: those of the
+        page that sends them, or of another once that one has been silent SILENT_S."""
+        with self._sending:     # not _looking: a read may hold that for a second
+            silent = self.arrived is None or now - self.arrived >= SILENT_S
+            if self.sender not in (None, sender) and not silent:
+                return False
+            self.sender = sender
+            return True
+
     def offer(self, frame: np.ndarray | None, t: float, wait: bool = False) -> None:
         """A frame (None: the camera was lost) for the watcher's thread; with LIVE_INLINE
         and no thread, looked at now."""

@@ -11,6 +11,7 @@ from engine.errors import EruditError, GameError
 
 from .. import db, live, store
 from ..answer import BadInput, Conflict, done, error_response, form_int, status_of
+from ..guard import csrf_token
 from ..i18n import translator
 
 bp = Blueprint("live", __name__)
@@ -39,6 +40,8 @@ def frame(token: str):
     watchers.count_frame(token, time.monotonic())
     image = live.decode_frame(request.get_data(cache=False))
     watcher = watchers.start(token, "browser")
+    if not watcher.takes_from(csrf_token(), time.monotonic()):
+        raise Conflict(code="another_page_camera")
     watcher.offer(image, _frame_time())
     return jsonify({"live": watchers.status(token, translator())})
 
