@@ -50,7 +50,8 @@ FRAME_PIXELS = 4_000_000        # 2560×1440 and below
 FRAME_SIDE = 640         # px of a frame's longer side at least: smaller ones never show a
                          # board clearly, and looking for one in them takes seconds
 FRAMES_PER_SECOND = 8    # a page sends about 4
-RECONNECT_S = 2.0        # between attempts to open a server camera that is lost
+RECONNECT_S = 2.0        # between attempts to open a server camera that is lost, at first
+RECONNECT_MAX_S = 30.0   # ... and at most
 STOP_WAIT_S = 2.0        # how long stopping waits for a watcher's threads
 STORED_QUALITY = 90      # JPEG quality of a turn's photo, as for uploaded photos
 WATCHER_NICE = 10        # the watchers' threads yield the CPU to the pages' requests
@@ -367,29 +368,32 @@ class Watcher:
         """Frames of a server camera into the slot; opened again when lost. A video file
         is read whole, at the watcher's pace, its frames timed by the video."""
         _yield_cpu()
-        video = Path(source).is_file()
+        video, pause = Path(source).is_file(), RECONNECT_S
         while not self.stopped.is_set():
             capture = cv2.VideoCapture(int(source) if source.isdigit() else source)
             try:
-                if capture.isOpened():
-                    self._read_frames(capture, video)
+                if capture.isOpened() and self._read_frames(capture, video):
+                    pause = RECONNECT_S
             finally:
                 capture.release()
             if video or self.stopped.is_set():
                 return
             self.slot.put(None, time.monotonic())
-            self.stopped.wait(RECONNECT_S)
+            self.stopped.wait(pause)
+            pause = min(2 * pause, RECONNECT_MAX_S)   # a camera unplugged: tried less often
 
-    def _read_frames(self, capture, video: bool) -> None:
+    def _read_frames(self, capture, video: bool) -> bool:
+        """Frames until the camera stops giving them; whether it gave any."""
         fps = capture.get(cv2.CAP_PROP_FPS) if video else 0.0
         fps = fps if fps and 0 < fps < 1000 else 25.0
         index = 0
         while not self.stopped.is_set():
             ok, frame = capture.read()
             if not ok or frame is None:
-                return
+                break
             self.slot.put(frame, index / fps if video else time.monotonic(), wait=video)
             index += 1
+        return index > 0
 
     def stop(self) -> None:
         """Stop looking; the threads end (a camera blocked in a read ends with its read)."""
