@@ -1,5 +1,5 @@
 """A camera watching the game in the web app, through its HTTP interface: a page's camera
-frames of a filmed game (rendered at test time, two moves, small) sent with their times,
+frames of a filmed game (rendered at test time, two moves) sent with their times,
 moves taken exactly and stored, a doubtful one waiting for a confirm, an undo that stays
 undone, a camera that goes dark or silent, frames refused with one clear line, and a camera
 of the server's own (a video file standing in for its URL)."""
