@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -81,15 +82,20 @@ class TurnTaker:
     is not played: it comes back as a "proposal" event, and the taker `holding` takes no
     move until that is cleared (the players confirmed, corrected or discarded the
     proposal); earlier turns are then never revised from later frames either (what the
-    players confirmed stands)."""
+    players confirmed stands).
+
+    With `paced` (frames timed as they arrive, not a file's), a search for a board out of
+    sight waits twice as long as the last search took: a camera pointed away for a while
+    leaves most of the CPU to the pages and the other games."""
 
     def __init__(self, game: Game, settle: float = SETTLE, profile=None, learn: bool = True,
-                 ask: bool = False):
+                 ask: bool = False, paced: bool = False):
         from vision.classifier import check_readable
 
         check_readable(game.ruleset)
         self.game, self.settle, self.profile, self.learn = game, settle, profile, learn
-        self.ask = ask
+        self.ask, self.paced = ask, paced
+        self.search_gap = SEARCH_EVERY  # s from one search for the board to the next
         self.holding = False  # a proposal waits for the players: no move is read meanwhile
         self.reads = 0
         self.memory = Memory(profile, game.ruleset.layout)  # the box's looks, learnt as it goes
@@ -116,7 +122,7 @@ class TurnTaker:
         if is_dark(frame):
             return self._lost(index, t, "camera_dark")
         if self.corners is None:
-            location = self._search(frame, t) if t - self.searched_at >= SEARCH_EVERY else None
+            location = self._search(frame, t) if t - self.searched_at >= self.search_gap else None
             if location is None:
                 return self._lost(index, t, "camera_lost")
             self._watch_at(location)
@@ -150,7 +156,7 @@ class TurnTaker:
         broad = look.gone or len(look.changed) > BROAD
         if not broad and not (look.covered and t - self.moved_at >= self.settle):
             return None
-        due = t - self.searched_at >= (SEARCH_EVERY if broad else 2 * self.settle)
+        due = t - self.searched_at >= (self.search_gap if broad else 2 * self.settle)
         searched = due and not look.moving
         if searched and self._moved(frame, t):
             return self._resumed(index, t)
@@ -193,14 +199,17 @@ class TurnTaker:
         return True
 
     def _search(self, frame, t):
-        """The board's location in the frame, or None (at most once each SEARCH_EVERY)."""
+        """The board's location in the frame, or None (at most once each `search_gap`)."""
         from vision.locate import locate_board
 
-        self.searched_at = t
+        self.searched_at, started = t, time.monotonic()
         try:
             return locate_board(frame)
         except PhotoError:
             return None
+        finally:
+            if self.paced:
+                self.search_gap = max(SEARCH_EVERY, 2 * (time.monotonic() - started))
 
     def _watch_at(self, location) -> None:
         """Watch the board at `location` (first sight, or the camera moved): compared anew,

@@ -120,7 +120,7 @@ class Watcher:
             record = store.find(db.get_db(), self.token)
             game = store.build_game(record, self._data_dir())
             box = _profile(record.profile, str(self._data_dir()))
-        taker = TurnTaker(game, SETTLE, box, ask=True)
+        taker = TurnTaker(game, SETTLE, box, ask=True, paced=True)
         taker.holding = record.pending is not None or game.finished
         self._seen = self.hub.count(self.token)
         return taker
