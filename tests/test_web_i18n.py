@@ -31,7 +31,7 @@ def russian():
 
 def texts_in_templates() -> set:
     single = re.compile(r"""\b(?:_|gettext)\(\s*(["'])(.+?)\1""")
-    counted = re.compile(r"""\bngettext\(\s*(["'])(.+?)\1\s*,\s*(["'])(.+?)\3""")
+    counted = re.compile(r"""\b(?:ngettext|counted_forms)\(\s*(["'])(.+?)\1\s*,\s*(["'])(.+?)\3""")
     found = set()
     for path in list((WEB / "templates").glob("*.html")) + list(WEB.rglob("*.py")):
         text = path.read_text("utf-8")

@@ -48,7 +48,7 @@ def page(view: str):
     cells = grid(state["board"], game, [t["cell"] for t in last["tiles"]] if last else [],
                  state["placed"])
     return render_template("scoreboard.html", s=state, cells=cells, last=last,
-                           values=game.ruleset.values,
+                           values=game.ruleset.values, base=url_for("scoreboard.page", view=view),
                            events=url_for("scoreboard.events_of", view=view))
 
 
