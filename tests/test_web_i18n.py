@@ -80,6 +80,22 @@ def test_points_take_the_russian_plural(app, n, ru, en):
     assert said(app, "en", lambda: ngettext("{n} point", "{n} points", n)) == en
 
 
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_a_script_picks_the_counted_form_the_catalogue_gives(app, lang):
+    """The forms a page's script chooses from by the number's CLDR category (as the browser's
+    Intl.PluralRules names it) say each number as the catalogue's own plural does."""
+    from babel import Locale
+
+    from companion_app.web.i18n import counted_forms
+
+    phrase = ("The last frame came {n} second ago.", "The last frame came {n} seconds ago.")
+    forms = said(app, lang, lambda: counted_forms(*phrase))
+    for n in (0, 1, 2, 4, 5, 11, 12, 21, 22, 25, 101, 111):
+        picked = forms[Locale(lang).plural_form(n)].format(n=n)
+        assert picked == said(app, lang, lambda n=n: ngettext(*phrase, n)), n
+    assert said(app, "ru", lambda: ngettext(*phrase, 3)) == "Последний кадр пришёл 3 секунды назад."
+
+
 def said(app, lang: str, text):
     """text() in a request for a page in `lang`."""
     with app.test_request_context(f"/?lang={lang}"):

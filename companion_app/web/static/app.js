@@ -365,8 +365,7 @@ function showLive() {
   const secure = Boolean(navigator.mediaDevices && navigator.mediaDevices.getUserMedia);
   panel.querySelector(".live-insecure").hidden = secure;
   const start = panel.querySelector(".live-start");
-  start.hidden = camera.running || (on && live && live.source === "camera");
-  start.disabled = !secure;
+  start.hidden = !secure || camera.running || (on && live && live.source === "camera");
   panel.querySelector(".live-stop").hidden = !on;
   showCameras(panel, words, on);
   placePreview(panel);

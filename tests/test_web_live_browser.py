@@ -1,0 +1,178 @@
+"""Live play in a real browser: Chromium takes a film of a short game, rendered at test time,
+as its camera; one phone of the game sends its camera's frames, a second phone sees each move
+appear with its score without reloading. And a phone on plain http over the network (no
+camera there for a page) is told how to get one.
+
+Screenshots of the camera panel go to artifacts/screens/ (not part of the repository).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from itertools import pairwise
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from test_web_browser import CHROMIUM, CHROMIUM_ARGS, PHONE, SCREENS, serving, snap, start_game
+from test_web_helpers import EMPTY, TURN1, TURN2
+
+pytestmark = pytest.mark.slow
+
+FILM_SIZE = (640, 360)  # the board is read at this size; smaller frames keep the test cheap
+FILM_FPS = 5
+LAN_NAME = "table.lan"  # a name the browser takes for another machine: not a secure context
+
+
+def film(path: Path) -> None:
+    """A Y4M video (what Chromium's fake camera plays, looping) of a fixed camera above the
+    table: the empty board, then a hand lays КОТ (5 points), then СОК (6 points), and the
+    board stays still for a while after each."""
+    shots = [render(board) for board in ("\n".join([EMPTY] * 15), TURN1, TURN2)]
+    frames: list[np.ndarray] = []
+    frames += [shots[0][0]] * 3 * FILM_FPS
+    for (before, corners), (after, _) in pairwise(shots):
+        frames += [with_hand(before, corners, step / 3) for step in (1, 2, 3)]
+        frames += [with_hand(after, corners, step / 3) for step in (3, 2, 1)]
+        frames += [after] * 4 * FILM_FPS
+    width, height = FILM_SIZE
+    with open(path, "wb") as out:
+        out.write(f"YUV4MPEG2 W{width} H{height} F{FILM_FPS}:1 Ip A1:1 C420jpeg\n".encode())
+        for frame in frames:
+            out.write(b"FRAME\n" + cv2.cvtColor(frame, cv2.COLOR_BGR2YUV_I420).tobytes())
+
+
+def render(board: str) -> tuple[np.ndarray, np.ndarray]:
+    from synth.render import render_photo
+
+    shot = render_photo(board.split("\n"), seed=5, style="erudit-black", size=FILM_SIZE,
+                        pose="frontal", scene=True)
+    return shot.image, np.float32(shot.corners)
+
+
+def with_hand(image: np.ndarray, corners: np.ndarray, reach: float) -> np.ndarray:
+    """The frame with an arm come in from the bottom edge `reach` of the way to the board's
+    centre (where both moves are laid)."""
+    from synth.video import draw_arm
+
+    frame = image.copy()
+    centre = corners.mean(axis=0)
+    base = np.float32([centre[0], FILM_SIZE[1] + 40])
+    width = float(np.linalg.norm(corners[1] - corners[0])) / 15 * 1.4
+    draw_arm(frame, base + (centre - base) * reach, base, width)
+    return frame
+
+
+@pytest.fixture(scope="module")
+def fake_camera(tmp_path_factory) -> Path:
+    try:
+        import companion_app.stream  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"the live pipeline cannot be imported: {exc}")
+    path = tmp_path_factory.mktemp("camera") / "game.y4m"
+    film(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def chromium(fake_camera):
+    """Chromium with the film as its camera (allowed without asking), and `table.lan` a
+    name for this machine."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+            *CHROMIUM_ARGS, "--use-fake-ui-for-media-stream",
+            "--use-fake-device-for-media-stream",
+            f"--use-file-for-fake-video-capture={fake_camera}",
+            f"--host-resolver-rules=MAP {LAN_NAME} 127.0.0.1"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def phones(chromium):
+    """A function making a phone: a page of its own (cookies, camera) on a phone's screen."""
+    contexts = []
+
+    def phone():
+        context = chromium.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
+                                       has_touch=True)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        return page
+
+    yield phone
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """The app with the real readers, served by the production server."""
+    from companion_app.web import create_app
+
+    with serving(create_app(tmp_path / "data", {"PHOTO_WORKERS": 0})) as url:
+        yield url
+
+
+def totals_are(page, totals: list[int], timeout: float) -> None:
+    page.wait_for_function(
+        "want => [...document.querySelectorAll('.scoreboard .total')]"
+        ".map(td => Number(td.textContent)).join() === want.join()",
+        arg=totals, timeout=timeout)
+
+
+def test_a_game_played_from_a_fake_camera(live_server, phones):
+    started = time.monotonic()
+    camera, watcher = phones(), phones()
+    url = start_game(camera, live_server)
+    watcher.goto(url)
+    watcher.evaluate("window.stillTheSamePage = true")
+    assert "не следит" in watcher.inner_text("#live .live-status")
+
+    camera.click("#live .live-start")
+    camera.wait_for_selector("#live[data-state='watching']")
+    watcher.wait_for_selector("#live[data-state='watching']", timeout=5_000)
+    assert "Камера за столом следит за доской" in watcher.inner_text("#live .live-status")
+    assert camera.locator("#live .live-preview video").count() == 1
+    snap(camera, "15-camera-watching")
+
+    totals_are(watcher, [5, 0], timeout=30_000)                # КОТ, taken by itself
+    assert "КОТ 5" in watcher.inner_text("#history li >> nth=0")
+    assert "Ход 1: Аня" in watcher.inner_text("#live .live-last")
+    assert watcher.locator("#live .live-last button.undo").is_visible()
+    watcher.wait_for_selector("#live .live-board:not([hidden]) img")
+    snap(watcher, "16-camera-move-seen")
+    totals_are(watcher, [5, 6], timeout=30_000)                # СОК
+    assert "СОК 6" in watcher.inner_text("#history li >> nth=0")
+    assert watcher.evaluate("window.stillTheSamePage") is True  # seen without a reload
+    totals_are(camera, [5, 6], timeout=3_000)
+
+    camera.click("#live .live-stop")
+    watcher.wait_for_selector("#live[data-state='off']", timeout=5_000)
+    assert camera.locator("#live .live-preview video").count() == 0
+    (SCREENS / "live-game-seconds.txt").write_text(f"{time.monotonic() - started:.1f}\n")
+
+
+def test_a_phone_on_plain_http_is_told_how_to_get_the_camera(tmp_path, phones):
+    """Over the network on http a page has no camera: the panel says in one line what to do
+    (a page on the computer itself, http://127.0.0.1, has one)."""
+    from companion_app.web import create_app
+
+    app = create_app(tmp_path / "data", {"ALLOWED_HOSTS": {LAN_NAME}})
+    with serving(app) as base:
+        phone = phones()
+        url = start_game(phone, base)
+        assert phone.locator("#live .live-insecure").is_hidden()
+        phone.goto(url.replace("127.0.0.1", LAN_NAME))
+        note = phone.locator("#live .live-insecure")
+        note.wait_for()
+        assert "erudit serve --https" in note.inner_text()
+        assert phone.locator("#live .live-start").is_hidden()
+        phone.locator("#live").scroll_into_view_if_needed()
+        phone.screenshot(path=str(SCREENS / "17-camera-needs-https.png"))
