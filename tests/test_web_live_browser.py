@@ -16,8 +16,18 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from test_web_browser import CHROMIUM, CHROMIUM_ARGS, PHONE, SCREENS, serving, snap, start_game
+from test_web_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PHONE,
+    SCREENS,
+    TV,
+    serving,
+    snap,
+    start_game,
+)
 from test_web_helpers import EMPTY, TURN1, TURN2
+from test_web_table import contrast
 
 pytestmark = pytest.mark.slow
 
@@ -98,9 +108,10 @@ def phones(chromium):
     """A function making a phone: a page of its own (cookies, camera) on a phone's screen."""
     contexts = []
 
-    def phone():
-        context = chromium.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
-                                       has_touch=True)
+    def phone(screen=PHONE):
+        mobile = screen is PHONE
+        context = chromium.new_context(viewport=screen, device_scale_factor=2 if mobile else 1,
+                                       is_mobile=mobile, has_touch=mobile)
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(15_000)
@@ -127,6 +138,32 @@ def totals_are(page, totals: list[int], timeout: float) -> None:
         arg=totals, timeout=timeout)
 
 
+# The colours of each text of the panel shown, and of what it is drawn on (the nearest
+# ancestor with a background of its own).
+COLOURS = """panel => [...panel.querySelectorAll('h2, p, figcaption, button, b, span')]
+  .filter(e => e.offsetParent !== null && e.textContent.trim())
+  .map(e => {
+    let back = e;
+    while (back && getComputedStyle(back).backgroundColor === 'rgba(0, 0, 0, 0)') {
+      back = back.parentElement;
+    }
+    return [e.textContent.trim().slice(0, 20), getComputedStyle(e).color,
+            getComputedStyle(back || document.body).backgroundColor];
+  })"""
+
+
+def hex_colour(css: str) -> str:
+    red, green, blue = (int(v) for v in css[css.index("(") + 1:].split(",")[:3])
+    return f"#{red:02x}{green:02x}{blue:02x}"
+
+
+def assert_readable(page) -> None:
+    shown = page.locator("#live").evaluate(COLOURS)
+    assert len(shown) >= 3
+    for text, ink, back in shown:
+        assert contrast(hex_colour(ink), hex_colour(back)) >= 4.5, (text, ink, back)
+
+
 def test_a_game_played_from_a_fake_camera(live_server, phones):
     started = time.monotonic()
     camera, watcher = phones(), phones()
@@ -134,12 +171,16 @@ def test_a_game_played_from_a_fake_camera(live_server, phones):
     watcher.goto(url)
     watcher.evaluate("window.stillTheSamePage = true")
     assert "не следит" in watcher.inner_text("#live .live-status")
+    tv = phones(TV)
+    tv.goto(live_server + camera.locator("a:has-text('Табло')").get_attribute("href"))
+    assert tv.locator("#live").is_hidden()                     # no camera: nothing to say
 
     camera.click("#live .live-start")
     camera.wait_for_selector("#live[data-state='watching']")
     watcher.wait_for_selector("#live[data-state='watching']", timeout=5_000)
     assert "Камера за столом следит за доской" in watcher.inner_text("#live .live-status")
     assert camera.locator("#live .live-preview video").count() == 1
+    assert_readable(camera)
     snap(camera, "15-camera-watching")
 
     totals_are(watcher, [5, 0], timeout=30_000)                # КОТ, taken by itself
@@ -147,7 +188,11 @@ def test_a_game_played_from_a_fake_camera(live_server, phones):
     assert "Ход 1: Аня" in watcher.inner_text("#live .live-last")
     assert watcher.locator("#live .live-last button.undo").is_visible()
     watcher.wait_for_selector("#live .live-board:not([hidden]) img")
+    assert_readable(watcher)
     snap(watcher, "16-camera-move-seen")
+    tv.wait_for_selector("#live .live-board:not([hidden]) img")
+    assert "следит за доской" in tv.inner_text("#live .live-status")
+    tv.screenshot(path=str(SCREENS / "18-tv-camera.png"))
     totals_are(watcher, [5, 6], timeout=30_000)                # СОК
     assert "СОК 6" in watcher.inner_text("#history li >> nth=0")
     assert watcher.evaluate("window.stillTheSamePage") is True  # seen without a reload
@@ -155,6 +200,7 @@ def test_a_game_played_from_a_fake_camera(live_server, phones):
 
     camera.click("#live .live-stop")
     watcher.wait_for_selector("#live[data-state='off']", timeout=5_000)
+    tv.wait_for_selector("#live", state="hidden", timeout=5_000)
     assert camera.locator("#live .live-preview video").count() == 0
     (SCREENS / "live-game-seconds.txt").write_text(f"{time.monotonic() - started:.1f}\n")
 

@@ -311,7 +311,8 @@ const FRAME_MS = 250;        // about 4 frames a second
 const BACKOFF_MS = 4000;     // the longest wait between frames when the server asks for fewer
 const FRAME_SIDE = 1280;     // a frame's long side at most, in pixels
 const FRAME_QUALITY = 0.8;
-const STALE_S = 3;           // frames older than this are said on the panel
+const STALE_S = 3;           // a paused camera's last frame older than this is said
+const POLL_MS = 2000;
 
 let live = null;
 let liveAt = 0;              // performance.now() when `live` was heard
@@ -371,10 +372,12 @@ function showLive() {
   placePreview(panel);
 }
 
+// How long ago the last frame came, while the camera is paused: counted on from what the
+// server last said (no frames come meanwhile), and asked again every POLL_MS.
 function showSince(panel, words) {
   const since = panel.querySelector(".live-since");
-  const age = live && live.frames_at !== null && live.frames_at !== undefined && live.source
-    ? Math.floor(live.frames_at + (performance.now() - liveAt) / 1000) : null;
+  const paused = live && live.source && live.state === "paused" && live.frames_at !== null;
+  const age = paused ? Math.floor(live.frames_at + (performance.now() - liveAt) / 1000) : null;
   since.hidden = age === null || age < STALE_S;
   if (!since.hidden) since.textContent = counted(words.last_frame, age);
 }
@@ -550,13 +553,16 @@ function setupLive() {
     });
   }
   showLive();
-  if (live === null) loadLive(panel);
+  if (live === null && panel.dataset.live) loadLive(panel);
 }
 
-// the panel's "last frame N seconds ago" counts on between the server's news
 setInterval(() => {
   const panel = document.getElementById("live");
-  if (panel && live) showSince(panel, liveTexts());
+  if (!panel || !live) return;
+  showSince(panel, liveTexts());
+  if (live.state === "paused" && panel.dataset.live && performance.now() - liveAt > POLL_MS) {
+    loadLive(panel);
+  }
 }, 1000);
 
 function setup() {
