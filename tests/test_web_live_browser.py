@@ -8,6 +8,7 @@ Screenshots of the camera panel go to artifacts/screens/ (not part of the reposi
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from itertools import pairwise
@@ -153,7 +154,7 @@ COLOURS = """panel => [...panel.querySelectorAll('h2, p, figcaption, button, b, 
 
 
 def hex_colour(css: str) -> str:
-    red, green, blue = (int(v) for v in css[css.index("(") + 1:].split(",")[:3])
+    red, green, blue = (int(v) for v in re.findall(r"\d+", css)[:3])   # rgb(…) or rgba(…)
     return f"#{red:02x}{green:02x}{blue:02x}"
 
 
@@ -197,6 +198,11 @@ def test_a_game_played_from_a_fake_camera(live_server, phones):
     assert "СОК 6" in watcher.inner_text("#history li >> nth=0")
     assert watcher.evaluate("window.stillTheSamePage") is True  # seen without a reload
     totals_are(camera, [5, 6], timeout=3_000)
+    assert camera.locator("#live .live-preview video").count() == 1   # kept through the moves
+
+    watcher.click('#turn button[name="exchange"][value="0"]')  # a pass: one tap, no question
+    watcher.wait_for_selector('#turn input[name="turn"][value="4"]', state="attached")
+    assert "пас" in watcher.inner_text("#history li >> nth=0")
 
     camera.click("#live .live-stop")
     watcher.wait_for_selector("#live[data-state='off']", timeout=5_000)

@@ -316,7 +316,7 @@ const POLL_MS = 2000;
 
 let live = null;
 let liveAt = 0;              // performance.now() when `live` was heard
-const camera = { stream: null, video: null, running: false, wake: null };
+const camera = { stream: null, video: null, running: false, opening: false, wake: null };
 
 function liveTexts() { return texts().live; }
 
@@ -366,7 +366,7 @@ function showLive() {
   const secure = Boolean(navigator.mediaDevices && navigator.mediaDevices.getUserMedia);
   panel.querySelector(".live-insecure").hidden = secure;
   const start = panel.querySelector(".live-start");
-  start.hidden = !secure || camera.running || (on && live && live.source === "camera");
+  start.hidden = !secure || on;                          // one camera at a time
   panel.querySelector(".live-stop").hidden = !on;
   showCameras(panel, words, on);
   placePreview(panel);
@@ -446,17 +446,20 @@ function placePreview(panel) {
 
 async function startCamera(panel) {
   const words = liveTexts();
-  if (camera.running) return;
+  if (camera.running || camera.opening) return;
+  camera.opening = true;
   try {
     camera.stream = await navigator.mediaDevices.getUserMedia({ audio: false, video: {
       facingMode: { ideal: "environment" }, width: { ideal: 1280 }, height: { ideal: 720 } } });
   } catch (err) {
+    camera.opening = false;
     const why = err && err.name === "NotAllowedError" ? words.denied
       : err && (err.name === "NotFoundError" || err.name === "OverconstrainedError")
         ? words.no_camera : words.failed.replace("{error}", (err && err.message) || err);
     showError(why);
     return;
   }
+  camera.opening = false;
   clearError();
   if (!camera.video) {
     camera.video = document.createElement("video");
