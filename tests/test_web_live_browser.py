@@ -37,10 +37,9 @@ FILM_FPS = 5
 LAN_NAME = "table.lan"  # a name the browser takes for another machine: not a secure context
 
 
-def film(path: Path) -> None:
-    """A Y4M video (what Chromium's fake camera plays, looping) of a fixed camera above the
-    table: the empty board, then a hand lays КОТ (5 points), then СОК (6 points), and the
-    board stays still for a while after each."""
+def film() -> list[np.ndarray]:
+    """The frames of a fixed camera above the table: the empty board, then a hand lays КОТ
+    (5 points), then СОК (6 points), and the board stays still for a while after each."""
     shots = [render(board) for board in ("\n".join([EMPTY] * 15), TURN1, TURN2)]
     frames: list[np.ndarray] = []
     frames += [shots[0][0]] * 3 * FILM_FPS
@@ -48,11 +47,24 @@ def film(path: Path) -> None:
         frames += [with_hand(before, corners, step / 3) for step in (1, 2, 3)]
         frames += [with_hand(after, corners, step / 3) for step in (3, 2, 1)]
         frames += [after] * 4 * FILM_FPS
+    return frames
+
+
+def write_y4m(path: Path, frames: list[np.ndarray]) -> None:
+    """What Chromium's fake camera plays (looping): a header, then each frame as planar
+    YUV 4:2:0."""
     width, height = FILM_SIZE
     with open(path, "wb") as out:
         out.write(f"YUV4MPEG2 W{width} H{height} F{FILM_FPS}:1 Ip A1:1 C420jpeg\n".encode())
         for frame in frames:
             out.write(b"FRAME\n" + cv2.cvtColor(frame, cv2.COLOR_BGR2YUV_I420).tobytes())
+
+
+def write_avi(path: Path, frames: list[np.ndarray]) -> None:
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FILM_FPS, FILM_SIZE)
+    for frame in frames:
+        writer.write(frame)
+    writer.release()
 
 
 def render(board: str) -> tuple[np.ndarray, np.ndarray]:
@@ -77,18 +89,21 @@ def with_hand(image: np.ndarray, corners: np.ndarray, reach: float) -> np.ndarra
 
 
 @pytest.fixture(scope="module")
-def fake_camera(tmp_path_factory) -> Path:
+def films(tmp_path_factory) -> dict[str, Path]:
+    """The film as Chromium's camera plays it (y4m) and as a server camera reads it (avi)."""
     try:
-        import companion_app.stream  # noqa: F401
+        import companion_app.web.live  # noqa: F401
     except ImportError as exc:
         pytest.skip(f"the live pipeline cannot be imported: {exc}")
-    path = tmp_path_factory.mktemp("camera") / "game.y4m"
-    film(path)
-    return path
+    folder = tmp_path_factory.mktemp("camera")
+    frames = film()
+    write_y4m(folder / "game.y4m", frames)
+    write_avi(folder / "game.avi", frames)
+    return {"y4m": folder / "game.y4m", "avi": folder / "game.avi"}
 
 
 @pytest.fixture(scope="module")
-def chromium(fake_camera):
+def chromium(films):
     """Chromium with the film as its camera (allowed without asking), and `table.lan` a
     name for this machine."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -98,7 +113,7 @@ def chromium(fake_camera):
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
             *CHROMIUM_ARGS, "--use-fake-ui-for-media-stream",
             "--use-fake-device-for-media-stream",
-            f"--use-file-for-fake-video-capture={fake_camera}",
+            f"--use-file-for-fake-video-capture={films['y4m']}",
             f"--host-resolver-rules=MAP {LAN_NAME} 127.0.0.1"])
         yield browser
         browser.close()
@@ -228,3 +243,27 @@ def test_a_phone_on_plain_http_is_told_how_to_get_the_camera(tmp_path, phones):
         assert phone.locator("#live .live-start").is_hidden()
         phone.locator("#live").scroll_into_view_if_needed()
         phone.screenshot(path=str(SCREENS / "17-camera-needs-https.png"))
+
+
+def test_a_server_camera_watches_until_it_stops_sending(tmp_path, films, phones):
+    """A camera given to the server (here the film as a file) is chosen on the page; the
+    moves appear; once it sends no more the game shows paused, and since when."""
+    from companion_app.web import create_app
+
+    app = create_app(tmp_path / "data", {"PHOTO_WORKERS": 0, "CAMERAS": [str(films["avi"])],
+                                         "LIVE_SILENT_S": 1.0})
+    with serving(app) as base:
+        phone = phones()
+        start_game(phone, base)
+        choice = phone.locator("#live .live-cameras button")
+        assert choice.all_inner_texts() == ["🎥 Камера 1: следить за доской"]
+        choice.click()
+        totals_are(phone, [5, 6], timeout=30_000)
+        phone.wait_for_selector("#live[data-state='paused'] .live-since:not([hidden])")
+        assert "Пауза: " in phone.inner_text("#live .live-status")
+        assert re.fullmatch(r"Последний кадр пришёл \d+ секунд[уы]? назад\.",
+                            phone.inner_text("#live .live-since"))
+        assert_readable(phone)
+        snap(phone, "19-camera-paused")
+        phone.click("#live .live-stop")
+        phone.wait_for_selector("#live[data-state='off']")
