@@ -243,6 +243,7 @@ def test_a_phone_on_plain_http_is_told_how_to_get_the_camera(tmp_path, phones):
         assert phone.locator("#live .live-start").is_hidden()
         phone.locator("#live").scroll_into_view_if_needed()
         phone.screenshot(path=str(SCREENS / "17-camera-needs-https.png"))
+        phone.context.close()           # its open connections would hold the server up
 
 
 def test_a_server_camera_watches_until_it_stops_sending(tmp_path, films, phones):
@@ -267,3 +268,4 @@ def test_a_server_camera_watches_until_it_stops_sending(tmp_path, films, phones)
         snap(phone, "19-camera-paused")
         phone.click("#live .live-stop")
         phone.wait_for_selector("#live[data-state='off']")
+        phone.context.close()

@@ -55,3 +55,12 @@ def page(view: str):
 @bp.get("/tv/<view>/events")
 def events_of(view: str):
     return events.stream(_game_token(view))
+
+
+@bp.get("/tv/<view>/live.jpg")
+def live_board(view: str):
+    """The board the game's camera last read, straightened, as the game page shows it (404
+    until there is one)."""
+    from .live import board
+
+    return board(_game_token(view))
