@@ -523,9 +523,10 @@ async function sendFrames() {
   let wait = FRAME_MS;
   while (camera.running) {
     const started = performance.now();
-    const blob = await grab(canvas);
     const panel = document.getElementById("live");
-    if (blob && panel && camera.running) {
+    if (!panel || !panel.dataset.frame) { stopCamera(); break; }      // the game is over
+    const blob = await grab(canvas);
+    if (blob && camera.running) {
       const answer = await postFrame(panel.dataset.frame, blob);
       if (!camera.running) break;
       if (answer.status === 200) {
