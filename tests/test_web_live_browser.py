@@ -8,9 +8,11 @@ Screenshots of the camera panel go to artifacts/screens/ (not part of the reposi
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
+import urllib.request
 from itertools import pairwise
 from pathlib import Path
 
@@ -34,6 +36,7 @@ pytestmark = pytest.mark.slow
 
 FILM_SIZE = (640, 360)  # the board is read at this size; smaller frames keep the test cheap
 FILM_FPS = 5
+POLL_S = 0.05
 LAN_NAME = "table.lan"  # a name the browser takes for another machine: not a secure context
 
 
@@ -147,6 +150,19 @@ def live_server(tmp_path):
         yield url
 
 
+def stored(url: str, totals: list[int], timeout: float) -> float:
+    """When (time.monotonic()) the game at `url` has `totals` on the server, asked every
+    POLL_S."""
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        asked = urllib.request.Request(url, headers={"Accept": "application/json"})
+        with urllib.request.urlopen(asked, timeout=5) as answer:
+            if json.load(answer)["totals"] == totals:
+                return time.monotonic()
+        time.sleep(POLL_S)
+    raise AssertionError(f"the server's totals never became {totals}")
+
+
 def totals_are(page, totals: list[int], timeout: float) -> None:
     page.wait_for_function(
         "want => [...document.querySelectorAll('.scoreboard .total')]"
@@ -209,7 +225,10 @@ def test_a_game_played_from_a_fake_camera(live_server, phones):
     tv.wait_for_selector("#live .live-board:not([hidden]) img")
     assert "следит за доской" in tv.inner_text("#live .live-status")
     tv.screenshot(path=str(SCREENS / "18-tv-camera.png"))
-    totals_are(watcher, [5, 6], timeout=30_000)                # СОК
+    at = stored(url, [5, 6], timeout=30)                       # СОК, and how soon it shows
+    totals_are(watcher, [5, 6], timeout=3_000)
+    seen_after = time.monotonic() - at
+    assert seen_after < 1.0, f"the other phone saw the move {seen_after:.2f} s after it was taken"
     assert "СОК 6" in watcher.inner_text("#history li >> nth=0")
     assert watcher.evaluate("window.stillTheSamePage") is True  # seen without a reload
     totals_are(camera, [5, 6], timeout=3_000)
@@ -223,7 +242,8 @@ def test_a_game_played_from_a_fake_camera(live_server, phones):
     watcher.wait_for_selector("#live[data-state='off']", timeout=5_000)
     tv.wait_for_selector("#live", state="hidden", timeout=5_000)
     assert camera.locator("#live .live-preview video").count() == 0
-    (SCREENS / "live-game-seconds.txt").write_text(f"{time.monotonic() - started:.1f}\n")
+    (SCREENS / "live-game-seconds.txt").write_text(
+        f"game {time.monotonic() - started:.1f}\nmove seen after {seen_after:.3f}\n")
 
 
 def test_a_phone_on_plain_http_is_told_how_to_get_the_camera(tmp_path, phones):
