@@ -376,7 +376,8 @@ function showLive() {
 // server last said (no frames come meanwhile), and asked again every POLL_MS.
 function showSince(panel, words) {
   const since = panel.querySelector(".live-since");
-  const paused = live && live.source && live.state === "paused" && live.frames_at !== null;
+  const paused = live && live.source && live.state === "paused" &&
+    typeof live.frames_at === "number";
   const age = paused ? Math.floor(live.frames_at + (performance.now() - liveAt) / 1000) : null;
   since.hidden = age === null || age < STALE_S;
   if (!since.hidden) since.textContent = counted(words.last_frame, age);
