@@ -129,7 +129,7 @@ function listen() {
     const now = JSON.parse(event.data).state;
     if (now !== document.querySelector("main").dataset.state) refresh();
   });
-  source.addEventListener("live", (event) => heard(JSON.parse(event.data)));
+  source.addEventListener("live", (event) => heard(JSON.parse(event.data), true));
 }
 
 // -- photos ---------------------------------------------------------------------------
@@ -316,7 +316,8 @@ const POLL_MS = 2000;
 
 let live = null;
 let liveAt = 0;              // performance.now() when `live` was heard
-const camera = { stream: null, video: null, running: false, opening: false, wake: null };
+const camera = { stream: null, video: null, running: false, opening: false, wake: null,
+                 answered: false, elsewhere: false };
 
 function liveTexts() { return texts().live; }
 
@@ -324,9 +325,15 @@ function liveWatching() {
   return camera.running || Boolean(live && live.source && live.state !== "off");
 }
 
-function heard(state) {
+function heard(state, pushed = false) {
   live = state;
   liveAt = performance.now();
+  // stopped from another page, or a server camera took over: this one stops sending (the
+  // server would take its next frame as a new start)
+  if (pushed && camera.running && camera.answered &&
+      (state.state === "off" || state.source !== "browser")) {
+    stopCamera(true);
+  }
   showLive();
 }
 
@@ -470,6 +477,7 @@ async function startCamera(panel) {
   }
   camera.video.srcObject = camera.stream;
   camera.running = true;
+  camera.answered = camera.elsewhere = false;
   keepAwake();
   showLive();
   sendFrames();
@@ -484,8 +492,9 @@ async function keepAwake() {
   }
 }
 
-function stopCamera() {
+function stopCamera(elsewhere = false) {
   camera.running = false;
+  camera.elsewhere = elsewhere;
   if (camera.stream) for (const track of camera.stream.getTracks()) track.stop();
   camera.stream = null;
   if (camera.video) { camera.video.srcObject = null; camera.video.remove(); }
@@ -529,9 +538,14 @@ async function sendFrames() {
     const blob = await grab(canvas);
     if (blob && camera.running) {
       const answer = await postFrame(panel.dataset.frame, blob);
-      if (!camera.running) break;
+      if (!camera.running) {
+        // a frame sent before a stop on another page came after it: it started anew
+        if (answer.status === 200 && camera.elsewhere) unwatch(panel);
+        break;
+      }
       if (answer.status === 200) {
         wait = FRAME_MS;
+        camera.answered = true;
         if (answer.data.live) heard(answer.data.live);
       } else if (answer.status === 429 || answer.status === 0 || answer.status >= 500) {
         wait = Math.min(2 * wait, BACKOFF_MS);
@@ -543,6 +557,12 @@ async function sendFrames() {
     }
     await new Promise((done) => setTimeout(done, Math.max(0, wait - (performance.now() - started))));
   }
+}
+
+function unwatch(panel) {
+  const body = new FormData();
+  body.set("stop", "1");
+  send({ action: panel.dataset.camera }, body);
 }
 
 function setupLive() {
