@@ -31,7 +31,7 @@ def russian():
 
 def texts_in_templates() -> set:
     single = re.compile(r"""\b(?:_|gettext)\(\s*(["'])(.+?)\1""")
-    counted = re.compile(r"""\bngettext\(\s*(["'])(.+?)\1\s*,\s*(["'])(.+?)\3""")
+    counted = re.compile(r"""\b(?:ngettext|counted_forms)\(\s*(["'])(.+?)\1\s*,\s*(["'])(.+?)\3""")
     found = set()
     for path in list((WEB / "templates").glob("*.html")) + list(WEB.rglob("*.py")):
         text = path.read_text("utf-8")
@@ -78,6 +78,22 @@ def test_pip_install_takes_the_catalogues():
 def test_points_take_the_russian_plural(app, n, ru, en):
     assert said(app, "ru", lambda: ngettext("{n} point", "{n} points", n)) == ru
     assert said(app, "en", lambda: ngettext("{n} point", "{n} points", n)) == en
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_a_script_picks_the_counted_form_the_catalogue_gives(app, lang):
+    """The forms a page's script chooses from by the number's CLDR category (as the browser's
+    Intl.PluralRules names it) say each number as the catalogue's own plural does."""
+    from babel import Locale
+
+    from companion_app.web.i18n import counted_forms
+
+    phrase = ("The last frame came {n} second ago.", "The last frame came {n} seconds ago.")
+    forms = said(app, lang, lambda: counted_forms(*phrase))
+    for n in (0, 1, 2, 4, 5, 11, 12, 21, 22, 25, 101, 111):
+        picked = forms[Locale(lang).plural_form(n)].format(n=n)
+        assert picked == said(app, lang, lambda n=n: ngettext(*phrase, n)), n
+    assert said(app, "ru", lambda: ngettext(*phrase, 3)) == "Последний кадр пришёл 3 секунды назад."
 
 
 def said(app, lang: str, text):

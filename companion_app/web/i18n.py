@@ -72,6 +72,15 @@ def translate_error(error: EruditError | Message | str) -> str:
     return plain(str(error))
 
 
+def counted_forms(singular: str, plural: str) -> dict:
+    """A counted phrase's forms for a script to choose from by the number's plural category
+    (`Intl.PluralRules`: one, few, many, other), `{n}` left to fill: "1 секунду", "2 секунды",
+    "5 секунд" (English has only one and other)."""
+    forms = get_translations().ngettext
+    return {"one": forms(singular, plural, 1), "few": forms(singular, plural, 2),
+            "many": forms(singular, plural, 5), "other": forms(singular, plural, 2)}
+
+
 def script_texts() -> dict:
     """What the page's script says itself, in the page's language."""
     return {
@@ -82,6 +91,27 @@ def script_texts() -> dict:
         "sending": gettext("Sending the photo: {sent} of {total} MB"),
         "reading": gettext("Reading the board…"),
         "forget": gettext("Forget"),
+        "live": live_texts(),
+    }
+
+
+def live_texts() -> dict:
+    """What the camera panel says as the game's live state changes."""
+    watching = gettext("{name} is watching the board: moves are taken by themselves.")
+    return {
+        "off": gettext("No camera is watching the board."),
+        "starting": gettext("The camera is starting…"),
+        "mine": watching.format(name=gettext("This device's camera")),
+        "browser": watching.format(name=gettext("A camera at the table")),
+        "camera": watching,
+        "paused": gettext("Paused: {note}"),
+        "paused_plain": gettext("Paused."),
+        "last_frame": counted_forms("The last frame came {n} second ago.",
+                                    "The last frame came {n} seconds ago."),
+        "watch_with": gettext("Watch with {name}"),
+        "denied": gettext("The browser may not use the camera: allow it in the site's settings."),
+        "no_camera": gettext("This device has no camera the browser can use."),
+        "failed": gettext("The camera did not start ({error})."),
     }
 
 

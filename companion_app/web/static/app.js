@@ -1,7 +1,8 @@
 // Enhancements over the plain forms (which work without script): answers in place without
 // leaving the page, server push that keeps every open page of a game current, photos shrunk
 // on the phone and sent with progress and a cancel button, the letter picker, questions
-// before a turn is changed, and the list of this device's games.
+// before a turn is changed, the list of this device's games, and the camera panel: this
+// device's camera sending frames, or one of the server's cameras, watching the board.
 "use strict";
 
 const csrf = () => document.querySelector('meta[name="csrf-token"]').content;
@@ -56,8 +57,9 @@ async function send(form, body) {
 }
 
 async function submitJson(form, submitter) {
+  const quick = submitter && "liveQuick" in submitter.dataset && liveWatching();
   const question = (submitter && submitter.dataset.confirm) || form.dataset.confirm;
-  if (question && !window.confirm(question)) return;
+  if (question && !quick && !window.confirm(question)) return;
   const body = new FormData(form, submitter);
   busy(true, form.dataset.busy);
   let answer = await send(form, body);
@@ -127,6 +129,7 @@ function listen() {
     const now = JSON.parse(event.data).state;
     if (now !== document.querySelector("main").dataset.state) refresh();
   });
+  source.addEventListener("live", (event) => heard(JSON.parse(event.data), true));
 }
 
 // -- photos ---------------------------------------------------------------------------
@@ -300,9 +303,297 @@ function setupForms() {
   }
 }
 
+// -- the camera panel -----------------------------------------------------------------
+// The game's live state (LIVE: source, camera, state, note, read, cameras, frames_at) comes
+// from the server push and from each answer to a frame; this page's own camera, when it
+// sends, outlives the page being fetched anew (its preview is moved into the new panel).
+const FRAME_MS = 250;        // about 4 frames a second
+const BACKOFF_MS = 4000;     // the longest wait between frames when the server asks for fewer
+const FRAME_SIDE = 1280;     // a frame's long side at most, in pixels
+const FRAME_QUALITY = 0.8;
+const STALE_S = 3;           // a paused camera's last frame older than this is said
+const POLL_MS = 2000;
+
+let live = null;
+let liveAt = 0;              // performance.now() when `live` was heard
+const camera = { stream: null, video: null, running: false, opening: false, wake: null,
+                 answered: false, elsewhere: false };
+
+function liveTexts() { return texts().live; }
+
+function liveWatching() {
+  return camera.running || Boolean(live && live.source && live.state !== "off");
+}
+
+function heard(state, pushed = false) {
+  live = state;
+  liveAt = performance.now();
+  // stopped from another page, or a server camera took over: this one stops sending (the
+  // server would take its next frame as a new start)
+  if (pushed && camera.running && camera.answered &&
+      (state.state === "off" || state.source !== "browser")) {
+    stopCamera(true);
+  }
+  showLive();
+}
+
+function counted(forms, n) {
+  const kind = new Intl.PluralRules(document.documentElement.lang).select(n);
+  return (forms[kind] || forms.other).replace("{n}", n);
+}
+
+function liveStatus(words) {
+  if (!live || live.state === "off" || !live.source) {
+    return camera.running ? words.starting : words.off;
+  }
+  if (live.state === "paused") {
+    return live.note ? words.paused.replace("{note}", live.note) : words.paused_plain;
+  }
+  if (live.state === "starting") return words.starting;
+  if (live.source === "camera") {
+    return words.camera.replace("{name}", live.cameras[live.camera] || "");
+  }
+  return camera.running ? words.mine : words.browser;
+}
+
+function showLive() {
+  const panel = document.getElementById("live");
+  if (!panel) return;
+  const words = liveTexts();
+  const on = liveWatching();
+  const state = on ? (live && live.state !== "off" ? live.state : "starting") : "off";
+  panel.dataset.state = state;
+  panel.querySelector(".live-text").textContent = liveStatus(words);
+  if (!panel.dataset.frame) panel.hidden = !on;            // a screen shows it while on
+  showSince(panel, words);
+  showBoardRead(panel);
+  const last = panel.querySelector(".live-last");
+  if (last) last.hidden = !on;
+  if (!panel.dataset.frame) return;
+  const secure = Boolean(navigator.mediaDevices && navigator.mediaDevices.getUserMedia);
+  panel.querySelector(".live-insecure").hidden = secure;
+  const start = panel.querySelector(".live-start");
+  start.hidden = !secure || on;                          // one camera at a time
+  panel.querySelector(".live-stop").hidden = !on;
+  showCameras(panel, words, on);
+  placePreview(panel);
+}
+
+// How long ago the last frame came, while the camera is paused: counted on from what the
+// server last said (no frames come meanwhile), and asked again every POLL_MS.
+function showSince(panel, words) {
+  const since = panel.querySelector(".live-since");
+  const paused = live && live.source && live.state === "paused" &&
+    typeof live.frames_at === "number";
+  const age = paused ? Math.floor(live.frames_at + (performance.now() - liveAt) / 1000) : null;
+  since.hidden = age === null || age < STALE_S;
+  if (!since.hidden) since.textContent = counted(words.last_frame, age);
+}
+
+function showBoardRead(panel) {
+  const figure = panel.querySelector(".live-board");
+  const img = figure.querySelector("img");
+  const read = live && live.source ? live.read : 0;
+  if (!read) { figure.hidden = true; return; }
+  const src = panel.dataset.image + "?read=" + read;
+  if (img.getAttribute("src") !== src) {
+    img.onload = () => { figure.hidden = false; };
+    img.onerror = () => { figure.hidden = true; };
+    img.src = src;
+  } else if (img.complete && img.naturalWidth) {
+    figure.hidden = false;
+  }
+}
+
+function showCameras(panel, words, on) {
+  const box = panel.querySelector(".live-cameras");
+  const names = (live && live.cameras) || [];
+  const shown = on ? [] : names;
+  if (box.dataset.names === JSON.stringify(shown)) return;
+  box.dataset.names = JSON.stringify(shown);
+  box.replaceChildren(...shown.map((name, index) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "🎥 " + words.watch_with.replace("{name}", name);
+    button.addEventListener("click", () => postCamera(panel, { source: String(index) }));
+    return button;
+  }));
+}
+
+async function postCamera(panel, fields) {
+  const body = new FormData();
+  for (const [name, value] of Object.entries(fields)) body.set(name, value);
+  busy(true);
+  const answer = await send({ action: panel.dataset.camera }, body);
+  busy(false);
+  if (!answer.ok) { showError(answer.data.error || texts().failed); return; }
+  clearError();
+  if (answer.data.live) heard(answer.data.live);
+  else loadLive(panel);
+}
+
+async function loadLive(panel) {
+  try {
+    const response = await fetch(panel.dataset.live, {
+      credentials: "same-origin", headers: { "Accept": "application/json" } });
+    if (response.ok) heard(await response.json());
+  } catch (err) {
+    /* the push says it when the server is back */
+  }
+}
+
+function placePreview(panel) {
+  const box = panel.querySelector(".live-preview");
+  if (!box) return;
+  box.hidden = !camera.running;
+  if (camera.running && camera.video.parentNode !== box) {
+    box.append(camera.video);
+    camera.video.play().catch(() => {});    // a video taken out of the page stops playing
+  }
+}
+
+async function startCamera(panel) {
+  const words = liveTexts();
+  if (camera.running || camera.opening) return;
+  camera.opening = true;
+  try {
+    camera.stream = await navigator.mediaDevices.getUserMedia({ audio: false, video: {
+      facingMode: { ideal: "environment" }, width: { ideal: 1280 }, height: { ideal: 720 } } });
+  } catch (err) {
+    camera.opening = false;
+    const why = err && err.name === "NotAllowedError" ? words.denied
+      : err && (err.name === "NotFoundError" || err.name === "OverconstrainedError")
+        ? words.no_camera : words.failed.replace("{error}", (err && err.message) || err);
+    showError(why);
+    return;
+  }
+  camera.opening = false;
+  clearError();
+  if (!camera.video) {
+    camera.video = document.createElement("video");
+    camera.video.muted = true;
+    camera.video.playsInline = true;
+    camera.video.setAttribute("playsinline", "");
+  }
+  camera.video.srcObject = camera.stream;
+  camera.running = true;
+  camera.answered = camera.elsewhere = false;
+  keepAwake();
+  showLive();
+  sendFrames();
+}
+
+async function keepAwake() {
+  // a phone on a stand must not lock its screen: the camera would stop with it
+  try {
+    if (navigator.wakeLock) camera.wake = await navigator.wakeLock.request("screen");
+  } catch (err) {
+    camera.wake = null;
+  }
+}
+
+function stopCamera(elsewhere = false) {
+  camera.running = false;
+  camera.elsewhere = elsewhere;
+  if (camera.stream) for (const track of camera.stream.getTracks()) track.stop();
+  camera.stream = null;
+  if (camera.video) { camera.video.srcObject = null; camera.video.remove(); }
+  if (camera.wake) { camera.wake.release().catch(() => {}); camera.wake = null; }
+  showLive();
+}
+
+function grab(canvas) {
+  const video = camera.video;
+  if (!video.videoWidth) return Promise.resolve(null);      // no picture yet
+  const scale = Math.min(1, FRAME_SIDE / Math.max(video.videoWidth, video.videoHeight));
+  canvas.width = Math.round(video.videoWidth * scale);
+  canvas.height = Math.round(video.videoHeight * scale);
+  canvas.getContext("2d").drawImage(video, 0, 0, canvas.width, canvas.height);
+  return new Promise((done) => canvas.toBlob(done, "image/jpeg", FRAME_QUALITY));
+}
+
+async function postFrame(url, blob) {
+  try {
+    const response = await fetch(url, {
+      method: "POST", body: blob, credentials: "same-origin",
+      headers: { "Content-Type": "image/jpeg", "Accept": "application/json",
+                 "X-CSRF-Token": csrf() } });
+    let data = {};
+    try { data = await response.json(); } catch (err) { /* not JSON: a proxy's page */ }
+    return { status: response.status, data };
+  } catch (err) {
+    return { status: 0, data: {} };
+  }
+}
+
+// One frame at a time: the next is taken once the server has answered the last, about
+// FRAME_MS after it; a server asking for fewer (429) or out of reach is asked less often.
+async function sendFrames() {
+  const canvas = document.createElement("canvas");
+  let wait = FRAME_MS;
+  while (camera.running) {
+    const started = performance.now();
+    const panel = document.getElementById("live");
+    if (!panel || !panel.dataset.frame) { stopCamera(); break; }      // the game is over
+    const blob = await grab(canvas);
+    if (blob && camera.running) {
+      const answer = await postFrame(panel.dataset.frame, blob);
+      if (!camera.running) {
+        // a frame sent before a stop on another page came after it: it started anew
+        if (answer.status === 200 && camera.elsewhere) unwatch(panel);
+        break;
+      }
+      if (answer.status === 200) {
+        wait = FRAME_MS;
+        camera.answered = true;
+        if (answer.data.live) heard(answer.data.live);
+      } else if (answer.status === 429 || answer.status === 0 || answer.status >= 500) {
+        wait = Math.min(2 * wait, BACKOFF_MS);
+      } else {                                   // over, another camera, a frame refused
+        stopCamera();
+        showError(answer.data.error || texts().server.replace("{status}", answer.status));
+        break;
+      }
+    }
+    await new Promise((done) => setTimeout(done, Math.max(0, wait - (performance.now() - started))));
+  }
+}
+
+function unwatch(panel) {
+  const body = new FormData();
+  body.set("stop", "1");
+  send({ action: panel.dataset.camera }, body);
+}
+
+function setupLive() {
+  const panel = document.getElementById("live");
+  if (!panel) return;
+  if (panel.dataset.frame) {
+    panel.querySelector(".live-start").addEventListener("click", () => startCamera(panel));
+    panel.querySelector(".live-stop").addEventListener("click", () => {
+      const mine = camera.running;
+      stopCamera();
+      postCamera(panel, { stop: "1" });
+      if (mine) showLive();
+    });
+  }
+  showLive();
+  if (live === null && panel.dataset.live) loadLive(panel);
+}
+
+setInterval(() => {
+  const panel = document.getElementById("live");
+  if (!panel || !live) return;
+  showSince(panel, liveTexts());
+  if (live.state === "paused" && panel.dataset.live && performance.now() - liveAt > POLL_MS) {
+    loadLive(panel);
+  }
+}, 1000);
+
 function setup() {
   setupForms();
   setupPicker();
+  setupLive();
   remember();
   listGames();
   listen();

@@ -48,10 +48,19 @@ def page(view: str):
     cells = grid(state["board"], game, [t["cell"] for t in last["tiles"]] if last else [],
                  state["placed"])
     return render_template("scoreboard.html", s=state, cells=cells, last=last,
-                           values=game.ruleset.values,
+                           values=game.ruleset.values, base=url_for("scoreboard.page", view=view),
                            events=url_for("scoreboard.events_of", view=view))
 
 
 @bp.get("/tv/<view>/events")
 def events_of(view: str):
     return events.stream(_game_token(view))
+
+
+@bp.get("/tv/<view>/live.jpg")
+def live_board(view: str):
+    """The board the game's camera last read, straightened, as the game page shows it (404
+    until there is one)."""
+    from .live import board
+
+    return board(_game_token(view))
