@@ -305,7 +305,18 @@ def layout_misfit(p: LocateParams, image, corners, inset=None, tiles=True) -> fl
     """1 - share of the grid's cell colour spread the better-fitting premium layout explains
     (as layout_shift measures it, or over cells less `inset` px of layout_cell each side;
     without `tiles`, one colour per kind only)."""
-    view, _ = grid_view(image, corners, p.layout_cell, 0)
-    colours = cell_colours(p, view, p.layout_cell, 0, inset=inset)
+    colours = _grid_colours(p, image, corners, inset)
     fits = _layout_fits(p, colours) if tiles else kind_fits(p, grid_windows(colours))
     return 1 - float(fits.max())
+
+
+def layout_misfits(p: LocateParams, image, corners) -> tuple[float, float]:
+    """layout_misfit with the tiles' colour and without it, from one view of the grid."""
+    colours = _grid_colours(p, image, corners)
+    return (1 - float(_layout_fits(p, colours).max()),
+            1 - float(kind_fits(p, grid_windows(colours)).max()))
+
+
+def _grid_colours(p: LocateParams, image, corners, inset=None):
+    view, _ = grid_view(image, corners, p.layout_cell, 0)
+    return cell_colours(p, view, p.layout_cell, 0, inset=inset)

@@ -32,6 +32,7 @@ from vision.locate.grid import (
 from vision.locate.lattice import comb_in_quad, direction_lattices, vanishing_lattice
 from vision.locate.layout import (
     layout_misfit,
+    layout_misfits,
     layout_scaled,
     layout_shift,
     polish_by_layout,
@@ -61,12 +62,14 @@ DEFAULT = LocateParams()
 class Fit:
     """A refined guess: its corners in photo pixels, its score (the line quality less the
     weighted misfit, so that a checkered cloth or a rack loses to the board), the share of its
-    line pieces that stand out, and how badly the premium layout explains its cells."""
+    line pieces that stand out, how badly the premium layout explains its cells, and how badly
+    without the tiles' colour (what _sure asks; None until measured)."""
 
     corners: np.ndarray
     score: float
     quality: float
     misfit: float
+    plain_misfit: float | None = None
 
 @dataclass
 class Location:
@@ -437,8 +440,9 @@ def _sure(p: LocateParams, levels, fitted) -> bool:
         return False
     small, scale = levels[-1]
     corners = rescale(fitted.corners, 1.0, scale)
-    return (layout_misfit(p, small, corners, tiles=False) <= p.sure_misfit
-            or _alone(p, levels, corners, fitted.quality))
+    if fitted.plain_misfit is None:
+        fitted.plain_misfit = layout_misfit(p, small, corners, tiles=False)
+    return fitted.plain_misfit <= p.sure_misfit or _alone(p, levels, corners, fitted.quality)
 
 
 def _settled(p: LocateParams, levels, best, previous, current) -> bool:
@@ -540,8 +544,8 @@ def _fitted(p: LocateParams, levels, corners_small, first: FirstView | None = No
     found = rescale(corners, 1.0, scale)
     if np.abs(found - corners_small).max() < p.stayed * cell_size(found):
         # the layout was checked on the guess, whose cells it kept
-        misfit = layout_misfit(p, small, found)
-        return Fit(corners, quality - p.misfit_weight * misfit, quality, misfit)
+        misfit, plain = layout_misfits(p, small, found)
+        return Fit(corners, quality - p.misfit_weight * misfit, quality, misfit, plain)
     shift, misfit = layout_shift(p, small, found)
     if shift != (0, 0):
         moved = shifted(corners, shift)
