@@ -342,7 +342,9 @@ def jokers_like_tiles(crops: np.ndarray, probs: np.ndarray, kinds: np.ndarray,
     like = np.zeros(len(probs), bool)
     if len(jokers) == 0 or len(tiles) < MIN_FACES:
         return like
-    faces = _colours(crops, np.arange(len(probs)))
+    # the faces compared: the tiles', the jokers' and the clear squares' of the jokers' kinds
+    clear_squares = np.flatnonzero(np.isin(kinds, kinds[jokers]) & (probs[:, 0] > CLEAR_EMPTY))
+    faces = _colours(crops, np.union1d(np.union1d(tiles, jokers), clear_squares))
     usual = np.median(faces[tiles], axis=0)
     for kind in np.unique(kinds[jokers]):
         clear = np.flatnonzero((kinds == kind) & (probs[:, 0] > CLEAR_EMPTY))
