@@ -128,7 +128,10 @@ def _exposure_gain(p: LocateParams, view: np.ndarray) -> float:
     """How much brighter an under-exposed view's colours are measured (1 for any other view):
     in a dim photo every colour difference shrinks, while colours are judged by fixed Lab
     distances (clean_step, colour_cap)."""
-    bright = percentiles(view[::4, ::4].max(axis=2), [95])[0]
+    sample = view[::4, ::4]
+    # the brightest channel as two maxima of planes: max(axis=2) over 3 values is 15× slower
+    brightest = np.maximum(np.maximum(sample[..., 0], sample[..., 1]), sample[..., 2])
+    bright = percentiles(brightest, [95])[0]
     return max(1.0, p.exposed / max(bright, 1.0))
 
 
