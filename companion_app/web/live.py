@@ -236,48 +236,40 @@ class Watcher:
 
     # -- what is stored -------------------------------------------------------------------
     def _keep_turn(self, turn, frame) -> None:
-        """The move stored as the next turn, its frame as its photo; when the game moved on
-        meanwhile (a photo's proposal, a pass), the board is looked at anew instead."""
-        with self.app.app_context():
-            record = store.find(db.get_db(), self.token)
-            name = f"{turn.number}-{secrets.token_hex(6)}.jpg"
-            kept = self._pictures(record, name, frame)
-            try:
-                with db.write() as conn:
-                    fresh = store.find(conn, self.token)
-                    if fresh.next_turn != turn.number or fresh.pending or fresh.ended:
-                        raise store.Stale("the game moved on while the move was read")
-                    store.add_turn(conn, fresh, "play", str(turn.board), turn.sure,
-                                   turn.alternatives, name if kept else None)
-                self._place(record, kept)
-            except store.Stale:
-                self._sync(force=True, retake=True)
-                return
-            finally:
-                _unlink(kept)
-        self.hub.publish(self.token)
+        """The move stored as the next turn, its frame as its photo."""
+        name = f"{turn.number}-{secrets.token_hex(6)}.jpg"
+
+        def write(conn, record, kept: bool) -> None:
+            store.add_turn(conn, record, "play", str(turn.board), turn.sure, turn.alternatives,
+                           name if kept else None)
+
+        self._keep(turn.number, name, frame, write)
 
     def _keep_proposal(self, proposal, frame) -> None:
         """The doubtful move stored as the game's proposal, as a photo's is."""
         from .views.play import stored_message
 
+        pid, board = secrets.token_hex(6), str(proposal.board)
+        number = len(self.taker.game.turns) + 1
+        pending = store.Pending(pid, number, board, board, bool(proposal.sure),
+                                list(proposal.alternatives), stored_message(proposal.message),
+                                f"pending-{pid}.jpg", stored_message(proposal.blocked))
+        self._keep(number, pending.photo, frame,
+                   lambda conn, record, kept: store.save_pending(conn, record, pending))
+
+    def _keep(self, number: int, name: str, frame, write) -> None:
+        """A move read as turn `number` stored by `write(conn, record, pictures kept)`, its
+        pictures under `name`; when the game moved on meanwhile (a photo's proposal, a pass),
+        the board is looked at anew instead."""
         with self.app.app_context():
             record = store.find(db.get_db(), self.token)
-            pid = secrets.token_hex(6)
-            name = f"pending-{pid}.jpg"
             kept = self._pictures(record, name, frame)
-            board = str(proposal.board)
-            number = len(self.taker.game.turns) + 1
-            pending = store.Pending(pid, number, board, board, bool(proposal.sure),
-                                    list(proposal.alternatives),
-                                    stored_message(proposal.message), name,
-                                    stored_message(proposal.blocked))
             try:
                 with db.write() as conn:
                     fresh = store.find(conn, self.token)
                     if fresh.next_turn != number or fresh.pending or fresh.ended:
                         raise store.Stale("the game moved on while the move was read")
-                    store.save_pending(conn, fresh, pending)
+                    write(conn, fresh, bool(kept))
                 self._place(record, kept)
             except store.Stale:
                 self._sync(force=True, retake=True)
