@@ -65,7 +65,9 @@ class Proposal:
     blocked: Message | None = None   # why this photo cannot be the next turn (not this board)
 
 
-def _profile(profile, data):
+def box_profile(profile, data):
+    """A box's profile: `profile` as it is, or loaded by its name from the data folder
+    `data` (None: the user's)."""
     if profile is None or not isinstance(profile, str):
         return profile
     from calibration.profile import load_profile
@@ -127,7 +129,7 @@ def propose_turn(game: Game, image_path, profile=None, data=None, past=None,
     from vision.photo import load_for_reading
 
     image, _ = load_for_reading(image_path)
-    profile = _profile(profile, data)
+    profile = box_profile(profile, data)
     memory = remembered(game, past, profile, key) if past is not None else None
     return propose_image(game, image, profile, memory)
 
@@ -299,7 +301,7 @@ def replay_photos(game: Game, paths: list[str], profile=None, data=None,
     photo cannot stand in for."""
     from vision.photo import load_for_reading
 
-    _replay(game, list(paths), _profile(profile, data), lambda path: load_for_reading(path)[0],
+    _replay(game, list(paths), box_profile(profile, data), lambda path: load_for_reading(path)[0],
             learn)
 
 

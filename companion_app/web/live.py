@@ -114,12 +114,12 @@ class Watcher:
 
     # -- the game -------------------------------------------------------------------------
     def _taker(self) -> TurnTaker:
-        from companion_app.photos import _profile
+        from companion_app.photos import box_profile
 
         with self.app.app_context():
             record = store.find(db.get_db(), self.token)
             game = store.build_game(record, self._data_dir())
-            box = _profile(record.profile, str(self._data_dir()))
+            box = box_profile(record.profile, str(self._data_dir()))
         taker = TurnTaker(game, SETTLE, box, ask=True, paced=True)
         taker.holding = record.pending is not None or game.finished
         self._seen = self.hub.count(self.token)

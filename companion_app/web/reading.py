@@ -83,9 +83,9 @@ def decode_and_read(data: bytes, name: str, game, profile: str | None, data_dir:
         raise PhotoError(code="photo_not_kept", name=name)
     if not propose:
         return PhotoResult(stored.tobytes(), None)
-    from companion_app.photos import _profile, propose_image, remembered
+    from companion_app.photos import box_profile, propose_image, remembered
 
-    box = _profile(profile, data_dir)
+    box = box_profile(profile, data_dir)
     memory = remembered(game, past, box, key) if past is not None else None
     try:
         proposal = propose_image(game, image, box, memory)
