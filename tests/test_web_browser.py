@@ -37,7 +37,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 PHONE = {"width": 390, "height": 844}
 TV = {"width": 1920, "height": 1080}
 
-pytestmark = pytest.mark.slow
+# one pytest-xdist worker runs the whole module: one Chromium, one set of photo workers
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 
 @contextmanager
@@ -116,8 +117,7 @@ def snap(page, name: str) -> None:
 
 def photo_turn(page, path: Path) -> None:
     """Take the photo (the camera input sends itself) and wait for the proposal."""
-    page.set_input_files('input[name="photo"]', str(path))
-    page.wait_for_selector("#pending")
+    send_photo(page, path)
 
 
 def confirm(page, next_turn: int) -> None:
@@ -258,12 +258,14 @@ def start_game(page, base: str, players=("Аня", "Борис")) -> str:
     page.fill('input[name="target"]', "")
     page.click("button.primary")
     page.wait_for_selector("#turn")
+    page.wait_for_load_state()  # the page's script has run: this device remembers the game
     return page.url
 
 
 def send_photo(page, path: Path) -> None:
     page.set_input_files('input[name="photo"]', str(path))
-    page.wait_for_selector("#pending")
+    # a process's first photo also starts the photo workers, which load the networks
+    page.wait_for_selector("#pending", timeout=60_000)
 
 
 def tiny_photo(tmp_path) -> Path:
