@@ -19,4 +19,6 @@ fi
 
 python3 -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,train]'
 python3 -m ruff check .
-python3 -m pytest -q "$@"
+# two workers, one a core; a module whose tests share costly fixtures (marked xdist_group)
+# runs in one of them
+python3 -m pytest -q -n 2 --dist loadgroup "$@"

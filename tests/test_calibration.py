@@ -25,6 +25,9 @@ from synth.styles import SCRABBLE_LAYOUT
 from vision.read import read_board
 from vision.rectify import rectify
 
+# one pytest-xdist worker runs the whole module, so its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("calibration")
+
 ERUDIT = load_ruleset("erudit")
 NOVEL, BOX = "novel-violet", 13
 EMPTY = ["." * 15] * 15

@@ -14,6 +14,9 @@ pytest.importorskip("torch", reason=TRAIN_EXTRA)
 onnx = pytest.importorskip("onnx", reason=TRAIN_EXTRA)
 from onnx import numpy_helper  # noqa: E402  (after the skip: onnx comes with the train extra)
 
+# one pytest-xdist worker runs the whole module, so its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("models")
+
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):

@@ -2,6 +2,8 @@
 taken from the other side of the table (synthetic games rendered at test time)."""
 
 import json
+from dataclasses import replace
+from functools import cache
 
 import cv2
 import numpy as np
@@ -16,6 +18,22 @@ from engine.ruleset import load_ruleset
 from synth.photos import game_photos
 
 ERUDIT = load_ruleset("erudit")
+
+# one pytest-xdist worker runs the whole module, so each game is rendered once
+pytestmark = pytest.mark.xdist_group("replay_photos")
+
+
+@cache
+def _rendered(seed: int, turns: int):
+    return game_photos(ERUDIT, seed=seed, turns=turns, players=2, style="erudit-black")
+
+
+def photographed(seed: int, turns: int):
+    """The photos of turns 1..`turns` of two players' game `seed` on an Эрудит-black box:
+    rendered once for the module's tests, each getting its own list of them to put other
+    photos in."""
+    photos = _rendered(seed, turns)
+    return replace(photos, images=[image.copy() for image in photos.images])
 
 
 def same_tiles(a, b) -> bool:
@@ -48,7 +66,7 @@ def test_synthetic_game_replays_exactly(seed, style, players, damage):
 
 
 def test_photo_without_a_board_is_read_from_the_next_one(capsys):
-    photos = game_photos(ERUDIT, seed=9101, turns=6, players=2, style="erudit-black")
+    photos = photographed(9101, 6)
     photos.images[2] = np.full_like(photos.images[2], 128)       # the camera saw only the table
     game = replayed(photos)
     assert "turn 3 is read from the next photo" in capsys.readouterr().err
@@ -61,7 +79,7 @@ def test_photo_without_a_board_is_read_from_the_next_one(capsys):
 
 
 def test_a_move_read_with_the_one_before_it_is_sure_when_it_could_only_come_second():
-    photos = game_photos(ERUDIT, seed=9101, turns=6, players=2, style="erudit-black")
+    photos = photographed(9101, 6)
     photos.images[3] = np.full_like(photos.images[3], 128)
     game = replayed(photos)
     assert not game.turns[3].sure
@@ -82,7 +100,7 @@ def far_away(image: np.ndarray, share: float = 0.3) -> np.ndarray:
 
 
 def test_a_board_too_small_to_read_still_shows_which_move_came_first(capsys):
-    photos = game_photos(ERUDIT, seed=9101, turns=6, players=2, style="erudit-black")
+    photos = photographed(9101, 6)
     photos.images[2] = far_away(photos.images[2])    # cells of ~11 px: letters unreadable
     game = replayed(photos)
     err = capsys.readouterr().err
@@ -109,7 +127,7 @@ def illegible(image: np.ndarray):
 def test_a_glimpse_is_refused_where_it_does_not_show_the_game_clearly():
     from companion_app.photos import glimpse
 
-    photos = game_photos(ERUDIT, seed=9101, turns=5, players=2, style="erudit-black")
+    photos = photographed(9101, 5)
     game = Game(ERUDIT, 2, word_check="off")
     for board in photos.boards[:2]:
         game.play(board)
@@ -128,15 +146,15 @@ def test_a_glimpse_is_refused_where_it_does_not_show_the_game_clearly():
 
 
 def test_last_photo_without_a_board_is_an_error():
-    photos = game_photos(ERUDIT, seed=9101, turns=3, players=2, style="erudit-black")
+    photos = photographed(9101, 3)
     photos.images[-1] = np.full_like(photos.images[-1], 128)
     with pytest.raises(PhotoError, match="no board found"):
         replayed(photos)
 
 
 def test_photo_of_another_game_is_read_from_the_next_one(capsys):
-    photos = game_photos(ERUDIT, seed=9101, turns=6, players=2, style="erudit-black")
-    other = game_photos(ERUDIT, seed=9106, turns=4, players=2, style="erudit-black")
+    photos = photographed(9101, 6)
+    other = photographed(9106, 4)
     photos.images[3] = other.images[3]  # a photo from another game's folder
     game = replayed(photos)
     assert "this photo does not show this game's board" in capsys.readouterr().err
@@ -148,8 +166,8 @@ def test_photo_of_another_game_is_read_from_the_next_one(capsys):
 def test_a_proposal_from_a_photo_of_another_game_says_so(tmp_path):
     from companion_app.photos import propose_turn
 
-    photos = game_photos(ERUDIT, seed=9101, turns=4, players=2, style="erudit-black")
-    other = game_photos(ERUDIT, seed=9106, turns=4, players=2, style="erudit-black")
+    photos = photographed(9101, 4)
+    other = photographed(9106, 4)
     game = Game(ERUDIT, 2, word_check="off")
     replay_images(game, photos.images[:3])
     path = tmp_path / "other.jpg"
@@ -162,7 +180,7 @@ def test_a_proposal_from_a_photo_of_another_game_says_so(tmp_path):
 def test_a_proposal_names_a_tile_the_photo_shows_past_the_end_of_its_word():
     from companion_app.photos import propose_reading, read_aligned
 
-    photos = game_photos(ERUDIT, seed=9101, turns=3, players=2, style="erudit-black")
+    photos = photographed(9101, 3)
     game = Game(ERUDIT, 2, word_check="off")
     replay_images(game, photos.images[:2])
     reading = read_aligned(game, photos.images[2])   # КУВШИНКА down J1-J8: J1-J7 new
@@ -178,8 +196,8 @@ def test_a_proposal_names_a_tile_the_photo_shows_past_the_end_of_its_word():
 
 
 def test_last_photo_of_another_game_is_an_error():
-    photos = game_photos(ERUDIT, seed=9101, turns=4, players=2, style="erudit-black")
-    other = game_photos(ERUDIT, seed=9106, turns=4, players=2, style="erudit-black")
+    photos = photographed(9101, 4)
+    other = photographed(9106, 4)
     photos.images[-1] = other.images[-1]
     with pytest.raises(PhotoError, match=r"this photo does not show this game's board "
                                          r"\(tiles already down where they were: \d+ of \d+\)"):

@@ -19,6 +19,9 @@ from vision.motion import EDGE, SIDE, compare
 
 ERUDIT = load_ruleset("erudit")
 
+# one pytest-xdist worker runs the whole module, so its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("stream")
+
 
 @pytest.fixture(scope="module")
 def filmed(tmp_path_factory):

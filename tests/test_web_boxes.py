@@ -16,6 +16,9 @@ from calibration.profile import load_profile, profile_folder
 
 pytest_plugins = ["test_web_helpers"]   # the app and client fixtures
 
+# one pytest-xdist worker runs the whole module, so its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("web_boxes")
+
 
 @pytest.fixture(scope="module")
 def photos(tmp_path_factory):

@@ -37,7 +37,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 PHONE = {"width": 390, "height": 844}
 TV = {"width": 1920, "height": 1080}
 
-pytestmark = pytest.mark.slow
+# one pytest-xdist worker runs the whole module: one Chromium, one set of photo workers
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 
 @contextmanager
@@ -67,20 +68,27 @@ def server(tmp_path):
         yield url
 
 
-@pytest.fixture
-def phone():
+@pytest.fixture(scope="module")
+def chromium():
+    """One Chromium for the module's tests; each test's pages get contexts of their own (their
+    own cookies and storage), closed after it."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     if not shutil.which(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
-                                      has_touch=True, accept_downloads=True)
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        yield page
-        context.close()
+        yield browser
         browser.close()
+
+
+@pytest.fixture
+def phone(chromium):
+    context = chromium.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
+                                   has_touch=True, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
 
 
 @pytest.fixture
@@ -109,8 +117,7 @@ def snap(page, name: str) -> None:
 
 def photo_turn(page, path: Path) -> None:
     """Take the photo (the camera input sends itself) and wait for the proposal."""
-    page.set_input_files('input[name="photo"]', str(path))
-    page.wait_for_selector("#pending")
+    send_photo(page, path)
 
 
 def confirm(page, next_turn: int) -> None:
@@ -225,30 +232,23 @@ def table(tmp_path):
 
 
 @pytest.fixture
-def browser():
+def browser(chromium):
     """A function making a new page (its own cookies) of a given screen size."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        contexts = []
+    contexts = []
 
-        def new_page(screen=PHONE, context=None):
-            if context is None:
-                mobile = screen is PHONE
-                context = chromium.new_context(viewport=screen, is_mobile=mobile,
-                                               has_touch=mobile,
-                                               device_scale_factor=2 if mobile else 1)
-                contexts.append(context)
-            page = context.new_page()
-            page.set_default_timeout(15_000)
-            return page
+    def new_page(screen=PHONE, context=None):
+        if context is None:
+            mobile = screen is PHONE
+            context = chromium.new_context(viewport=screen, is_mobile=mobile, has_touch=mobile,
+                                           device_scale_factor=2 if mobile else 1)
+            contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        return page
 
-        yield new_page
-        for context in contexts:
-            context.close()
-        chromium.close()
+    yield new_page
+    for context in contexts:
+        context.close()
 
 
 def start_game(page, base: str, players=("Аня", "Борис")) -> str:
@@ -258,12 +258,14 @@ def start_game(page, base: str, players=("Аня", "Борис")) -> str:
     page.fill('input[name="target"]', "")
     page.click("button.primary")
     page.wait_for_selector("#turn")
+    page.wait_for_load_state()  # the page's script has run: this device remembers the game
     return page.url
 
 
 def send_photo(page, path: Path) -> None:
     page.set_input_files('input[name="photo"]', str(path))
-    page.wait_for_selector("#pending")
+    # a process's first photo also starts the photo workers, which load the networks
+    page.wait_for_selector("#pending", timeout=60_000)
 
 
 def tiny_photo(tmp_path) -> Path:

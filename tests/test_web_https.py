@@ -35,6 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 DEADLINE_S = 30      # the longest any wait here lasts (a bound, not a measure)
 READ_TIMEOUT_S = 2
 
+# one pytest-xdist worker runs the whole module, so its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("https")
+
 
 @pytest.fixture(scope="module")
 def secure(tmp_path_factory):

@@ -21,6 +21,9 @@ from synth.video import game_video
 ERUDIT = load_ruleset("erudit")
 STEP = 0.25         # s between the frames a page sends (4 a second)
 
+# one pytest-xdist worker runs the whole module, so its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("live")
+
 
 @pytest.fixture(scope="module")
 def filmed(tmp_path_factory):

@@ -33,7 +33,8 @@ from test_web_browser import (
 from test_web_helpers import EMPTY, TURN1, TURN2
 from test_web_table import contrast
 
-pytestmark = pytest.mark.slow
+# one pytest-xdist worker runs the whole module: the film made once, one Chromium playing it
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("live_browser")]
 
 FILM_SIZE = (640, 360)  # the board is read at this size (the least the server takes): cheap
 FILM_FPS = 5

@@ -24,6 +24,9 @@ from test_web_helpers import (
 
 pytest_plugins = ["test_web_helpers"]   # the app, client and reader fixtures
 
+# one pytest-xdist worker runs the whole module, so its module fixtures are made once
+pytestmark = pytest.mark.xdist_group("web_safety")
+
 
 # -- a game keeps its rules ---------------------------------------------------------------
 def test_a_game_keeps_the_ruleset_it_started_with(client, reader, tmp_path):
