@@ -2,7 +2,7 @@
 phone sends the frames of a filmed game (rendered now) 4 a second, as the game page's camera
 does, while another phone opens the game page every 0.1 s. How fast the page answers before
 and while the watcher reads the board, how long a frame takes to be taken in, and when each
-move is stored against when the hand left it.
+move is stored, and heard of by a third page's event stream, against when the hand left it.
 
     python bench/bench_live.py [--turns 2] [--width 1280] [--quality 80]
 """
@@ -10,6 +10,7 @@ move is stored against when the hand left it.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import sys
 import tempfile
@@ -58,6 +59,24 @@ def page_times(phone: Phone, game: str, until) -> list[float]:
     return times
 
 
+def pushes(port: int, game: str, heard: list[float]) -> None:
+    """The times (time.monotonic()) a page's event stream of the game hears it changed, the
+    state it says on opening left out; until the stream ends."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        conn.request("GET", f"/g/{game}/events")
+        answer, opening = conn.getresponse(), True
+        for line in answer:
+            if line.startswith(b"event: state"):
+                if not opening:
+                    heard.append(time.monotonic())
+                opening = False
+    except OSError:
+        return
+    finally:
+        conn.close()
+
+
 def summary(times: list[float]) -> str:
     return (f"p50 {percentile(times, 0.5):.0f} ms, p95 {percentile(times, 0.95):.0f} ms, "
             f"max {max(times):.0f} ms ({len(times)})")
@@ -76,16 +95,18 @@ def main() -> int:
     print(f"frames: {len(frames)} at {FPS:g} a second, {args.width}×{args.width * 9 // 16} "
           f"JPEG q{args.quality}, {sum(map(len, frames)) / len(frames) / 1e3:.0f} KB each")
     data = Path(tempfile.mkdtemp(prefix="bench-live-"))
-    server, port = start_server(data)
+    server, port = start_server(data, https=False)
     try:
         camera, page = Phone(port), Phone(port)
         game = camera.new_game()
         ends = time.monotonic() + 5
         idle = page_times(page, game, lambda: time.monotonic() < ends)
-        sent, stored, done = [], {}, threading.Event()
+        sent, stored, done, heard = [], {}, threading.Event(), []
+        threading.Thread(target=pushes, args=(port, game, heard), daemon=True).start()
+        time.sleep(0.5)
+        start = time.monotonic()
 
         def send():
-            start = time.monotonic()
             for index, data in enumerate(frames):
                 time.sleep(max(0.0, start + index / FPS - time.monotonic()))
                 began = time.perf_counter()
@@ -109,7 +130,9 @@ def main() -> int:
         for number, laid in enumerate(video.laid, 1):
             at = stored.get(number)
             print(f"move {number}: the hand left at {laid:.1f} s, stored by "
-                  + (f"{at:.2f} s ({at - laid:.2f} s later)" if at is not None else "never"))
+                  + (f"{at:.2f} s ({at - laid:.2f} s later)" if at is not None else "never")
+                  + (f", another page heard of it {heard[number - 1] - start - laid:.2f} s "
+                     "after the hand left" if len(heard) >= number else ""))
     finally:
         server.terminate()
         server.wait(30)
