@@ -90,13 +90,26 @@ function closePicker() {
 }
 
 // The page fetched anew and put in place of the old one: the reader stays where they were.
-async function refresh(own = false) {
+// One refresh at a time, in the order asked: a push heard while the page is being fetched
+// waits for it, and is skipped when the fetched page already shows the state pushed.
+let refreshing = Promise.resolve();
+let pushed = null;                // the game's state the server last pushed
+
+function refresh(own = false) {
   const dialog = document.getElementById("picker");
   if (!own && (busyNow || (dialog && dialog.open) || uploading)) {   // after what is under way
     refreshWanted = true;
-    return;
+    return Promise.resolve();
   }
   refreshWanted = false;
+  const run = refreshing.then(() => fetchPage(own));
+  refreshing = run.catch(() => {});
+  return run;
+}
+
+async function fetchPage(own) {
+  const main = document.querySelector("main");
+  if (!own && pushed !== null && main && main.dataset.state === pushed) return;
   let html;
   try {
     const response = await fetch(window.location.pathname, {
@@ -107,11 +120,10 @@ async function refresh(own = false) {
     return;                       // the push says again when the server is back
   }
   const fresh = new DOMParser().parseFromString(html, "text/html");
-  const main = document.querySelector("main");
   const next = fresh.querySelector("main");
   const flash = document.getElementById("flash");
   const kept = flash && !flash.hidden ? flash.textContent : "";
-  main.replaceWith(next);
+  document.querySelector("main").replaceWith(next);
   if (kept) showError(kept);
   document.title = fresh.title;
   setup();
@@ -126,8 +138,8 @@ function listen() {
   if (!url || source) return;
   source = new EventSource(url);
   source.addEventListener("state", (event) => {
-    const now = JSON.parse(event.data).state;
-    if (now !== document.querySelector("main").dataset.state) refresh();
+    pushed = JSON.parse(event.data).state;
+    if (pushed !== document.querySelector("main").dataset.state) refresh();
   });
   source.addEventListener("live", (event) => heard(JSON.parse(event.data), true));
 }
