@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_web_helpers import PHONE
 
 from engine.board import Board, parse_cell
 from engine.game import Game
@@ -123,3 +124,24 @@ WORDS = [
 def erudit_words() -> list[str]:
     """WORDS as an Эрудит box shows them (no Ё: an Е)."""
     return [row.replace("Ё", "Е") for row in WORDS]
+
+
+@pytest.fixture
+def browser(chromium):
+    """A function making a new page (its own cookies, unless a `context` is given) on a
+    screen of the given size, in the test module's own Chromium (its `chromium` fixture)."""
+    contexts = []
+
+    def new_page(screen=PHONE, context=None):
+        if context is None:
+            mobile = screen is PHONE
+            context = chromium.new_context(viewport=screen, is_mobile=mobile, has_touch=mobile,
+                                           device_scale_factor=2 if mobile else 1)
+            contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        return page
+
+    yield new_page
+    for context in contexts:
+        context.close()

@@ -19,9 +19,11 @@ import cv2
 import numpy as np
 import pytest
 from test_web_helpers import (
+    PHONE,
     TURN1,
     TURN2,
     TURN3,
+    TV,
     FakeProposal,
     ScriptedReader,
     board_text,
@@ -34,8 +36,6 @@ SCREENS = Path(__file__).resolve().parent.parent / "artifacts" / "screens"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-PHONE = {"width": 390, "height": 844}
-TV = {"width": 1920, "height": 1080}
 
 # one pytest-xdist worker runs the whole module: one Chromium, one set of photo workers
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
@@ -229,26 +229,6 @@ def table(tmp_path):
     reader = ScriptedReader()
     with serving(create_app(tmp_path / "data", {"PROPOSE_TURN": reader})) as url:
         yield url, reader
-
-
-@pytest.fixture
-def browser(chromium):
-    """A function making a new page (its own cookies) of a given screen size."""
-    contexts = []
-
-    def new_page(screen=PHONE, context=None):
-        if context is None:
-            mobile = screen is PHONE
-            context = chromium.new_context(viewport=screen, is_mobile=mobile, has_touch=mobile,
-                                           device_scale_factor=2 if mobile else 1)
-            contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        return page
-
-    yield new_page
-    for context in contexts:
-        context.close()
 
 
 def start_game(page, base: str, players=("Аня", "Борис")) -> str:

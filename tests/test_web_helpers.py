@@ -13,6 +13,8 @@ import pytest
 from engine.board import COLUMNS, Board
 
 EMPTY = "." * 15
+PHONE = {"width": 390, "height": 844}    # a phone's screen (CSS px)
+TV = {"width": 1920, "height": 1080}
 
 
 def board_text(rows: dict[int, str]) -> str:
@@ -149,3 +151,4 @@ def play_photo(client, reader, game: str, board: str) -> dict:
     response = post(client, f"/g/{game}/confirm", {"turn": turn, "pending": pending["id"]})
     assert response.status_code == 200, response.get_json()
     return response.get_json()
+

@@ -23,14 +23,12 @@ import pytest
 from test_web_browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    PHONE,
     SCREENS,
-    TV,
     serving,
     snap,
     start_game,
 )
-from test_web_helpers import EMPTY, TURN1, TURN2
+from test_web_helpers import EMPTY, TURN1, TURN2, TV
 from test_web_table import contrast
 
 # one pytest-xdist worker runs the whole module: the film made once, one Chromium playing it
@@ -121,25 +119,6 @@ def chromium(films):
 
 
 @pytest.fixture
-def phones(chromium):
-    """A function making a phone: a page of its own (cookies, camera) on a phone's screen."""
-    contexts = []
-
-    def phone(screen=PHONE):
-        mobile = screen is PHONE
-        context = chromium.new_context(viewport=screen, device_scale_factor=2 if mobile else 1,
-                                       is_mobile=mobile, has_touch=mobile)
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        return page
-
-    yield phone
-    for context in contexts:
-        context.close()
-
-
-@pytest.fixture
 def live_server(tmp_path):
     """The app with the real readers, served by the production server."""
     from companion_app.web import create_app
@@ -194,14 +173,14 @@ def assert_readable(page) -> None:
         assert contrast(hex_colour(ink), hex_colour(back)) >= 4.5, (text, ink, back)
 
 
-def test_a_game_played_from_a_fake_camera(live_server, phones):
+def test_a_game_played_from_a_fake_camera(live_server, browser):
     started = time.monotonic()
-    camera, watcher = phones(), phones()
+    camera, watcher = browser(), browser()
     url = start_game(camera, live_server)
     watcher.goto(url)
     watcher.evaluate("window.stillTheSamePage = true")
     assert "не следит" in watcher.inner_text("#live .live-status")
-    tv = phones(TV)
+    tv = browser(TV)
     tv.goto(live_server + camera.locator("a:has-text('Табло')").get_attribute("href"))
     assert tv.locator("#live").is_hidden()                     # no camera: nothing to say
 
@@ -245,14 +224,14 @@ def test_a_game_played_from_a_fake_camera(live_server, phones):
         f"game {time.monotonic() - started:.1f}\nmove seen after {seen_after:.3f}\n")
 
 
-def test_a_phone_on_plain_http_is_told_how_to_get_the_camera(tmp_path, phones):
+def test_a_phone_on_plain_http_is_told_how_to_get_the_camera(tmp_path, browser):
     """Over the network on http a page has no camera: the panel says in one line what to do
     (a page on the computer itself, http://127.0.0.1, has one)."""
     from companion_app.web import create_app
 
     app = create_app(tmp_path / "data", {"ALLOWED_HOSTS": {LAN_NAME}})
     with serving(app) as base:
-        phone = phones()
+        phone = browser()
         url = start_game(phone, base)
         assert phone.locator("#live .live-insecure").is_hidden()
         phone.goto(url.replace("127.0.0.1", LAN_NAME))
@@ -265,7 +244,7 @@ def test_a_phone_on_plain_http_is_told_how_to_get_the_camera(tmp_path, phones):
         phone.context.close()           # its open connections would hold the server up
 
 
-def test_a_server_camera_watches_until_it_stops_sending(tmp_path, films, phones):
+def test_a_server_camera_watches_until_it_stops_sending(tmp_path, films, browser):
     """A camera given to the server (here the film as a file) is chosen on the page; the
     moves appear; once it sends no more the game shows paused, and since when."""
     from companion_app.web import create_app
@@ -273,7 +252,7 @@ def test_a_server_camera_watches_until_it_stops_sending(tmp_path, films, phones)
     app = create_app(tmp_path / "data", {"PHOTO_WORKERS": 0, "CAMERAS": [str(films["avi"])],
                                          "LIVE_SILENT_S": 1.0})
     with serving(app) as base:
-        phone = phones()
+        phone = browser()
         start_game(phone, base)
         choice = phone.locator("#live .live-cameras button")
         assert choice.all_inner_texts() == ["🎥 Камера 1: следить за доской"]
