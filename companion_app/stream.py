@@ -51,6 +51,11 @@ EARLIER = 3  # glances kept for the move being laid, the latest
 SEARCH_EVERY = 1.0  # s between searches for a board out of sight (a search costs a read's time)
 BROAD = 30  # grid cells changed at once, more than a hand covers: the camera may have moved
 SAME_PLACE = 0.3  # cells a grid found again may lie off the one watched and still be it
+# `settle`s a view unlike the board last taken stays still, the board found where it was,
+# before it is taken as the scene now: the light or the camera's colours changed, or a thing
+# lies on the board's margin. Read then, a hand still on the board shows no move (its tiles
+# hidden), and watching goes on from what the camera sees.
+RESTING = 3
 CHECKS_PER_SECOND = 10.0  # frames of a video looked at each second; more show nothing new
 
 
@@ -152,13 +157,15 @@ class TurnTaker:
 
     def _unlike(self, frame, look, index, t) -> list[Event] | None:
         """What a view unlike the board brings: the camera moved (the board is watched where
-        it is found now), the board lost, or a hand resting on it; None to go on looking."""
+        it is found now), the board lost, a hand resting on it, or a scene changed for good
+        (watched anew once still for RESTING `settle`s); None to go on looking."""
         broad = look.gone or len(look.changed) > BROAD
-        if not broad and not (look.covered and t - self.moved_at >= self.settle):
+        still = t - self.moved_at
+        if not broad and not (look.covered and still >= self.settle):
             return None
         due = t - self.searched_at >= (self.search_gap if broad else 2 * self.settle)
         searched = due and not look.moving
-        if searched and self._moved(frame, t):
+        if searched and self._found_again(frame, t, anew=still >= RESTING * self.settle):
             return self._resumed(index, t)
         if not look.gone:
             return None
@@ -187,13 +194,15 @@ class TurnTaker:
             return self._read(frame, view, self.frames - 1, t)
         return []
 
-    def _moved(self, frame, t) -> bool:
-        """Whether the board is found elsewhere in the frame than where it was watched
-        (then it is watched there); False when it is not found, or found where it was."""
+    def _found_again(self, frame, t, anew: bool) -> bool:
+        """Whether the board is found elsewhere in the frame than where it was watched, or
+        (`anew`) anywhere: then it is watched there, compared anew and read once still.
+        False when it is not found, or found where it was and not `anew`."""
         location = self._search(frame, t)
         if location is None:
             return False
-        if self.corners is not None and _same_place(self.corners, location.corners):
+        if not anew and self.corners is not None \
+                and _same_place(self.corners, location.corners):
             return False
         self._watch_at(location)
         return True

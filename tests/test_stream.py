@@ -62,6 +62,36 @@ def test_a_move_undone_is_taken_again_from_the_board_the_camera_sees(filmed):
     assert_exact(game, filmed)
 
 
+def recoloured(frame: np.ndarray) -> np.ndarray:
+    """The frame as a camera whose white balance and exposure curve changed would give it:
+    not one gain per channel, so the cells unlike before are all over the board."""
+    x = np.arange(256, dtype=np.float32) / 255
+    table = np.stack([255 * x ** 0.55, 235 * x + 20, 255 * x ** 1.4], axis=1)
+    return cv2.LUT(frame, table.clip(0, 255).astype(np.uint8).reshape(256, 1, 3))
+
+
+def test_a_camera_whose_colours_change_for_good_goes_on_taking_the_moves(tmp_path):
+    """From the first move on, every frame in other colours: once the board, found where it
+    was, has stayed still a while, it is watched as it looks now, and the next move is taken
+    as laid. (The film leaves the board alone 9 s after each move, as players thinking do.)"""
+    video = game_video(str(tmp_path / "recoloured.avi"), ERUDIT, seed=5, turns=2,
+                       settle=7.0, hover_every=0)
+    game = Game(ERUDIT, video.players, word_check="off")
+    taker = TurnTaker(game)
+    capture = cv2.VideoCapture(video.path)
+    index, changed, events = 0, False, []
+    while True:
+        ok, frame = capture.read()
+        if not ok:
+            break
+        seen = taker.feed(recoloured(frame) if changed else frame, index / video.fps)
+        changed = changed or any(e.kind == "move" for e in seen)
+        events += seen
+        index += 1
+    assert not [e for e in events if e.kind == "paused"]
+    assert_exact(game, video)
+
+
 def test_replay_of_a_video_prints_progress_and_its_json(filmed, capsys):
     assert main(["replay", filmed.path, "--json"]) == 0
     out, err = capsys.readouterr()
