@@ -17,6 +17,9 @@ For each game it prints:
   weighed against the squares' looks the game has learnt so far, against none (`--no-learn`
   gives the replay without them).
 With `--profile` each game is also replayed with a profile made from its `extra/empty.jpg`.
+With `--stream S` each game is instead watched as a camera would see it (companion_app.stream):
+every photo, at most 1280 px a side, held still for S seconds, ten frames a second. A pass
+shows no change, so the moves taken are compared with the recorded plays in order.
 """
 
 from __future__ import annotations
@@ -115,6 +118,35 @@ def along_the_game(folder: Path, truth: dict, game: Game, profile) -> list[tuple
     return rows
 
 
+def watched(folder: Path, truth: dict, hold: float) -> dict:
+    """The game's photos as the frames of a camera, each held `hold` seconds."""
+    import cv2
+
+    from companion_app.stream import CHECKS_PER_SECOND, TurnTaker
+    from engine.report import game_dict
+    from vision.photo import load_for_reading
+
+    game = Game(load_ruleset(truth["ruleset"]), truth.get("players", 2))
+    taker, t, notes = TurnTaker(game), 0.0, []
+    for name in truth["photos"]:
+        frame = load_for_reading(str(folder / name))[0]
+        scale = 1280 / max(frame.shape[:2])
+        if scale < 1:
+            frame = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        for _ in range(round(hold * CHECKS_PER_SECOND)):
+            notes += [e.kind for e in taker.feed(frame, t) if e.kind != "move"]
+            t += 1 / CHECKS_PER_SECOND
+    turns = game_dict(game)["moves"]
+    report = {"moves taken": len(turns), "pauses": notes.count("paused")}
+    if truth.get("moves") is not None:
+        plays = [m for m in truth["moves"] if m.get("photo_tiles")]
+        exact = [move_exact(turn, move) for turn, move in zip(turns, plays, strict=False)]
+        report["moves exact"] = f"{sum(exact)}/{len(plays)}"
+        report["wrong and sure"] = sum(1 for turn, ok in zip(turns, exact, strict=False)
+                                       if not ok and turn["sure"])
+    return report
+
+
 def make_profile(folder: Path, ruleset: str, data: Path):
     from calibration.profile import build_profile
 
@@ -126,6 +158,10 @@ def evaluate(folder: Path, args) -> dict:
     result = {"game": folder.name}
     boards = truth_boards(truth)
     start = time.perf_counter()
+    if args.stream:
+        result["stream"] = watched(folder, truth, args.stream)
+        result["seconds"] = round(time.perf_counter() - start, 1)
+        return result
     modes = [("self-calibrated", None, True)]
     if not args.no_learn:
         modes.append(("no self-calibration", None, False))
@@ -168,7 +204,7 @@ def show(result: dict) -> None:
 
 
 def summary(results: list[dict]) -> None:
-    for label in ("self-calibrated", "no self-calibration", "profile"):
+    for label in ("self-calibrated", "no self-calibration", "profile", "stream"):
         reports = [r[label] for r in results if label in r]
         if not reports:
             continue
@@ -176,11 +212,12 @@ def summary(results: list[dict]) -> None:
                  if "moves exact" in r]
         right = sum(e[0] for e in exact)
         total = sum(e[1] for e in exact)
-        totals = sum(r["totals right"] for r in reports)
+        totals = [r["totals right"] for r in reports if "totals right" in r]
         sure = sum(r.get("wrong and sure", 0) for r in reports)
         rows = [row for r in reports for row in r.get("along") or []]
         line = (f"{label}: moves exact {right}/{total} ({100 * right / max(total, 1):.1f} %), "
-                f"totals right {totals}/{len(reports)} games, wrong and sure {sure}")
+                + (f"totals right {sum(totals)}/{len(totals)} games, " if totals else "")
+                + f"wrong and sure {sure}")
         if rows:
             cells = 225 * len(rows)
             line += (f"; cells {100 * sum(r[1] for r in rows) / cells:.2f} % alone, "
@@ -194,6 +231,8 @@ def main(argv=None) -> int:
     parser.add_argument("--games", nargs="*", help="only these game folders")
     parser.add_argument("--profile", action="store_true",
                         help="also replay with a profile made from each game's extra/empty.jpg")
+    parser.add_argument("--stream", type=float, metavar="S",
+                        help="watch each game as a camera would: every photo held S seconds")
     parser.add_argument("--no-learn", action="store_true",
                         help="skip the replay without self-calibration")
     args = parser.parse_args(argv)
