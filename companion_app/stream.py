@@ -61,8 +61,9 @@ CHECKS_PER_SECOND = 10.0  # frames of a video looked at each second; more show n
 
 @dataclass
 class Event:
-    """Something the watcher saw: a move taken (`turn`), the game paused or resumed, or a
-    note for the players (a change on the board that is no legal move)."""
+    """Something the watcher saw: a move taken (`turn`), a doubtful move for the players to
+    confirm (`proposal`, with `ask`), the game paused or resumed, or a note for the players
+    (a change on the board that is no legal move)."""
 
     kind: str  # "move" | "proposal" | "paused" | "resumed" | "note"
     frame: int
